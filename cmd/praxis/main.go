@@ -1,0 +1,83 @@
+// Command praxis is the Praxis tool engine for coding agents: it serves
+// the engine's tools over MCP, runs an agent loop, and calls tools directly.
+//
+// Run "praxis help" for the commands.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// stdio is what a command reads and writes; tests substitute their own.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// Exit statuses shared by every command.
+const (
+	exitOK        = 0
+	exitToolError = 1 // the command ran, and what it ran failed
+	exitUsage     = 2 // the command line was wrong
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io stdio) int
+}
+
+func commands() []command {
+	return []command{
+		{"call", "run one tool and print its result", runCall},
+		{"tools", "list the engine's tools", runTools},
+		{"version", "print the version", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 {
+		usage(io.err)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(io.out)
+		return exitOK
+	case "-version", "--version":
+		return runVersion(ctx, nil, io)
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], io)
+		}
+	}
+	fmt.Fprintf(io.err, "praxis: unknown command %q\n\n", args[0])
+	usage(io.err)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Praxis: a tool engine for coding agents.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: praxis COMMAND [flags] [arguments]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "praxis COMMAND --help" for a command's flags.`)
+}

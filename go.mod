@@ -1,0 +1,7 @@
+module github.com/praxis-tools/praxis
+
+go 1.26.8
+
+require lukechampine.com/blake3 v1.4.1
+
+require github.com/klauspost/cpuid/v2 v2.0.9 // indirect
