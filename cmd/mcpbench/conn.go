@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const protocolVersion = "2025-06-18"
+
+// conn is one MCP client session.
+type conn interface {
+	// call sends a request and waits for its response. done is when the
+	// last byte of the response was read: decoding and checking it come
+	// after, so they are not measured.
+	call(ctx context.Context, method string, params json.RawMessage) (resp []byte, done time.Time, err error)
+	notify(ctx context.Context, method string, params json.RawMessage) error
+	close() error
+}
+
+// envelope is what mcpbench needs to know about any message it receives.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Result json.RawMessage `json:"result"`
+}
+
+// checkResponse reports a JSON-RPC error, or a tool result with isError, as
+// an error.
+func checkResponse(resp []byte) error {
+	var env envelope
+	if err := json.Unmarshal(resp, &env); err != nil {
+		return fmt.Errorf("undecodable response: %v", err)
+	}
+	if env.Error != nil {
+		return fmt.Errorf("JSON-RPC error %d: %s", env.Error.Code, env.Error.Message)
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(env.Result, &r); err == nil && r.IsError {
+		msg := ""
+		if len(r.Content) > 0 {
+			msg, _, _ = strings.Cut(r.Content[0].Text, "\n")
+		}
+		return fmt.Errorf("tool returned isError: %s", msg)
+	}
+	return nil
+}
+
+func request(id int64, method string, params json.RawMessage) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      int64           `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", id, method, params})
+	return b
+}
+
+func notification(method string, params json.RawMessage) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", method, params})
+	return b
+}
+
+var initializeParams = json.RawMessage(`{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1"}}`)
+
+// initialize performs the MCP handshake on c.
+func initialize(ctx context.Context, c conn) error {
+	resp, _, err := c.call(ctx, "initialize", initializeParams)
+	if err != nil {
+		return err
+	}
+	if err := checkResponse(resp); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	return c.notify(ctx, "notifications/initialized", nil)
+}
+
+// stdioConn speaks newline-delimited JSON-RPC over a process's stdio.
+type stdioConn struct {
+	w      io.WriteCloser
+	r      *bufio.Reader
+	nextID int64
+}
+
+func newStdioConn(w io.WriteCloser, r io.Reader) *stdioConn {
+	return &stdioConn{w: w, r: bufio.NewReaderSize(r, 1<<20)}
+}
+
+func (s *stdioConn) call(ctx context.Context, method string, params json.RawMessage) ([]byte, time.Time, error) {
+	s.nextID++
+	id := s.nextID
+	msg := append(request(id, method, params), '\n')
+	if _, err := s.w.Write(msg); err != nil {
+		return nil, time.Time{}, fmt.Errorf("writing to server: %w", err)
+	}
+	want := strconv.FormatInt(id, 10)
+	for {
+		line, err := s.r.ReadBytes('\n')
+		done := time.Now()
+		if err != nil {
+			return nil, done, fmt.Errorf("reading from server: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, done, err
+		}
+		var env envelope
+		if err := json.Unmarshal(line, &env); err != nil {
+			return nil, done, fmt.Errorf("server wrote a line that is not JSON: %.200q", line)
+		}
+		switch {
+		case env.Method != "" && len(env.ID) > 0:
+			// A request from the server: we offer no client capabilities.
+			reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": env.ID,
+				"error": map[string]any{"code": -32601, "message": "not supported by mcpbench"}})
+			if _, err := s.w.Write(append(reply, '\n')); err != nil {
+				return nil, done, err
+			}
+		case env.Method != "":
+			// A notification: skipped.
+		case string(bytes.TrimSpace(env.ID)) == want:
+			return line, done, nil
+		}
+	}
+}
+
+func (s *stdioConn) notify(ctx context.Context, method string, params json.RawMessage) error {
+	_, err := s.w.Write(append(notification(method, params), '\n'))
+	return err
+}
+
+func (s *stdioConn) close() error { return s.w.Close() }
+
+// httpConn speaks streamable HTTP: one POST per message, answered with
+// JSON or an SSE stream.
+type httpConn struct {
+	url     string
+	client  *http.Client
+	session string
+	nextID  int64
+}
+
+func newHTTPConn(url string, client *http.Client) *httpConn {
+	return &httpConn{url: url, client: client}
+}
+
+func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if h.session != "" {
+		req.Header.Set("Mcp-Session-Id", h.session)
+		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+	}
+	return h.client.Do(req)
+}
+
+func (h *httpConn) call(ctx context.Context, method string, params json.RawMessage) ([]byte, time.Time, error) {
+	h.nextID++
+	id := h.nextID
+	resp, err := h.post(ctx, request(id, method, params))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer func() {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, time.Now(), fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && h.session == "" {
+		h.session = s
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		b, err := io.ReadAll(resp.Body)
+		return b, time.Now(), err
+	case "text/event-stream":
+		return readSSE(resp.Body, strconv.FormatInt(id, 10))
+	default:
+		return nil, time.Now(), fmt.Errorf("unexpected Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+}
+
+// readSSE reads events until the response with the wanted ID.
+func readSSE(body io.Reader, want string) ([]byte, time.Time, error) {
+	r := bufio.NewReaderSize(body, 64<<10)
+	var data []byte
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, time.Now(), fmt.Errorf("SSE stream ended before the response: %w", err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(line) == 0: // end of event
+			if len(data) == 0 {
+				continue
+			}
+			done := time.Now()
+			var env envelope
+			if err := json.Unmarshal(data, &env); err == nil && env.Method == "" && string(bytes.TrimSpace(env.ID)) == want {
+				return data, done, nil
+			}
+			data = nil
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, d...)
+		}
+	}
+}
+
+func (h *httpConn) notify(ctx context.Context, method string, params json.RawMessage) error {
+	resp, err := h.post(ctx, notification(method, params))
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("notification %s: HTTP %s", method, resp.Status)
+	}
+	return nil
+}
+
+func (h *httpConn) close() error {
+	if h.session == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Mcp-Session-Id", h.session)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// result is what one mcpbench run measured. Durations are in
+// microseconds, sizes in MiB; zero means not measured.
+type result struct {
+	Label         string  `json:"label,omitempty"`
+	Transport     string  `json:"transport"`
+	Call          string  `json:"call"`
+	Clients       int     `json:"clients"`
+	Calls         int     `json:"calls"`
+	ColdStartUs   float64 `json:"cold_start_us,omitempty"`
+	IdleRSSMiB    float64 `json:"idle_rss_mib,omitempty"`
+	PeakRSSMiB    float64 `json:"peak_rss_mib,omitempty"`
+	P50Us         float64 `json:"p50_us"`
+	P90Us         float64 `json:"p90_us"`
+	P99Us         float64 `json:"p99_us"`
+	MaxUs         float64 `json:"max_us"`
+	MeanUs        float64 `json:"mean_us"`
+	CallsPerSec   float64 `json:"calls_per_sec"`
+	ResponseBytes int     `json:"response_bytes"`
+}
+
+func (r *result) print(w io.Writer) {
+	if r.Label != "" {
+		fmt.Fprintf(w, "%s\n", r.Label)
+	}
+	fmt.Fprintf(w, "transport    %s, %d client(s), %d calls of %s (%d-byte response)\n", r.Transport, r.Clients, r.Calls, r.Call, r.ResponseBytes)
+	if r.ColdStartUs > 0 {
+		fmt.Fprintf(w, "cold start   %.1f ms to the initialize response (median)\n", r.ColdStartUs/1000)
+	}
+	if r.IdleRSSMiB > 0 {
+		fmt.Fprintf(w, "RSS          idle %.1f MiB, peak %.1f MiB\n", r.IdleRSSMiB, r.PeakRSSMiB)
+	}
+	fmt.Fprintf(w, "latency      p50 %s  p90 %s  p99 %s  max %s  mean %s\n",
+		fmtUs(r.P50Us), fmtUs(r.P90Us), fmtUs(r.P99Us), fmtUs(r.MaxUs), fmtUs(r.MeanUs))
+	fmt.Fprintf(w, "throughput   %.0f calls/s\n", r.CallsPerSec)
+}
+
+func fmtUs(us float64) string {
+	if us >= 10000 {
+		return fmt.Sprintf("%.1fms", us/1000)
+	}
+	return fmt.Sprintf("%.0fus", us)
+}
+
+// server is a spawned server process.
+type server struct {
+	cmd  *exec.Cmd
+	conn *stdioConn // stdio servers only
+	done chan struct{}
+}
+
+func spawn(c config, stdio bool) (*server, error) {
+	cmd := exec.Command(c.command[0], c.command[1:]...)
+	cmd.Dir = c.dir
+	if c.showLog {
+		cmd.Stderr = os.Stderr
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s := &server{cmd: cmd, done: make(chan struct{})}
+	if stdio {
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		s.conn = newStdioConn(in, out)
+	} else {
+		cmd.Stdout = cmd.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { cmd.Wait(); close(s.done) }()
+	return s, nil
+}
+
+// stop closes the server's stdin, then kills its process group if it has
+// not exited within a second.
+func (s *server) stop() {
+	if s.conn != nil {
+		s.conn.close()
+	} else {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(time.Second):
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}
+
+// startServer spawns the server and initializes a session with it,
+// returning the time from spawn to the initialize response.
+func startServer(ctx context.Context, c config, client *http.Client) (*server, conn, time.Duration, error) {
+	start := time.Now()
+	s, err := spawn(c, c.url == "")
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if c.url == "" {
+		if err := initialize(ctx, s.conn); err != nil {
+			s.stop()
+			return nil, nil, 0, err
+		}
+		return s, s.conn, time.Since(start), nil
+	}
+	// HTTP: retry initialize until the server listens.
+	for {
+		hc := newHTTPConn(c.url, client)
+		err := initialize(ctx, hc)
+		if err == nil {
+			return s, hc, time.Since(start), nil
+		}
+		if !isConnRefused(err) {
+			s.stop()
+			return nil, nil, 0, err
+		}
+		select {
+		case <-s.done:
+			return nil, nil, 0, fmt.Errorf("server exited before listening: %s", s.cmd.ProcessState)
+		case <-ctx.Done():
+			s.stop()
+			return nil, nil, 0, ctx.Err()
+		case <-time.After(500 * time.Microsecond):
+		}
+	}
+}
+
+func isConnRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func measure(ctx context.Context, c config) (*result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := &result{Label: c.label, Transport: "stdio", Clients: c.clients, Calls: c.n, Call: c.method}
+	if c.method == "tools/call" {
+		res.Call = c.tool + " " + c.args
+	}
+	client := &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: c.clients + 4,
+		DialContext:         loopbackDialer,
+	}}
+	if c.url != "" {
+		res.Transport = "http"
+		u, err := url.Parse(c.url)
+		if err != nil || !isLoopback(u.Hostname()) {
+			return nil, fmt.Errorf("-url must be an http URL on a loopback address: %q", c.url)
+		}
+	}
+
+	// Spawned servers: cold starts, the last one kept for the run.
+	var srv *server
+	var first conn
+	if len(c.command) > 0 {
+		var colds []time.Duration
+		for i := range max(c.cold, 1) {
+			s, cn, d, err := startServer(ctx, c, client)
+			if err != nil {
+				return nil, fmt.Errorf("starting server: %w", err)
+			}
+			colds = append(colds, d)
+			if i == max(c.cold, 1)-1 {
+				srv, first = s, cn
+				break
+			}
+			if hc, ok := cn.(*httpConn); ok {
+				hc.close()
+			}
+			s.stop()
+		}
+		defer srv.stop()
+		if c.cold > 0 {
+			slices.Sort(colds)
+			res.ColdStartUs = us(colds[len(colds)/2])
+		}
+		select {
+		case <-time.After(c.idleWait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		res.IdleRSSMiB, _ = treeMemory(srv.cmd.Process.Pid)
+	}
+
+	// One session per client.
+	conns := make([]conn, c.clients)
+	for i := range conns {
+		if i == 0 && first != nil {
+			conns[i] = first
+			continue
+		}
+		hc := newHTTPConn(c.url, client)
+		if err := initialize(ctx, hc); err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
+		}
+		conns[i] = hc
+	}
+	defer func() {
+		for _, cn := range conns {
+			if hc, ok := cn.(*httpConn); ok {
+				hc.close()
+			}
+		}
+	}()
+
+	params := c.params()
+	// Warm up, checking that the call succeeds.
+	for _, cn := range conns {
+		for i := range max(c.warmup, 1) {
+			resp, _, err := cn.call(ctx, c.method, params)
+			if err == nil {
+				err = checkResponse(resp)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("warm-up call: %w", err)
+			}
+			if i == 0 {
+				res.ResponseBytes = len(resp)
+			}
+		}
+	}
+
+	lat := make([][]time.Duration, c.clients)
+	errs := make([]error, c.clients)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for i, cn := range conns {
+		share := c.n / c.clients
+		if i < c.n%c.clients {
+			share++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := make([]time.Duration, 0, share)
+			for range share {
+				t0 := time.Now()
+				resp, done, err := cn.call(ctx, c.method, params)
+				if err == nil {
+					err = checkResponse(resp)
+				}
+				if err != nil {
+					errs[i] = err
+					cancel()
+					return
+				}
+				l = append(l, done.Sub(t0))
+			}
+			lat[i] = l
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(begin)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	var sum time.Duration
+	for _, d := range all {
+		sum += d
+	}
+	res.P50Us = us(pct(all, 50))
+	res.P90Us = us(pct(all, 90))
+	res.P99Us = us(pct(all, 99))
+	res.MaxUs = us(all[len(all)-1])
+	res.MeanUs = us(sum / time.Duration(len(all)))
+	res.CallsPerSec = float64(len(all)) / wall.Seconds()
+	if srv != nil {
+		_, res.PeakRSSMiB = treeMemory(srv.cmd.Process.Pid)
+	}
+	return res, nil
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+
+// pct is the p-th percentile of sorted durations (nearest rank).
+func pct(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(i-1, 0)]
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackDialer refuses any address that is not loopback: mcpbench is a
+// load generator and must never aim at another machine.
+func loopbackDialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !isLoopback(host) {
+		return nil, fmt.Errorf("refusing non-loopback address %q", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// treeMemory returns the resident set size and its high-water mark, in
+// MiB, summed over pid and its descendants. It reads /proc and returns
+// zeros where that is not available.
+func treeMemory(pid int) (rss, hwm float64) {
+	for _, p := range descendants(pid) {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			name, val, ok := strings.Cut(line, ":")
+			if !ok || (name != "VmRSS" && name != "VmHWM") {
+				continue
+			}
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 64)
+			if err != nil {
+				continue
+			}
+			if name == "VmRSS" {
+				rss += kb / 1024
+			} else {
+				hwm += kb / 1024
+			}
+		}
+	}
+	return rss, hwm
+}
+
+// descendants lists pid and every process below it.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces and parentheses: fields
+		// resume after the last ')'.
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			f := strings.Fields(s[i+1:])
+			if len(f) > 1 {
+				if pp, err := strconv.Atoi(f[1]); err == nil {
+					children[pp] = append(children[pp], p)
+				}
+			}
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
