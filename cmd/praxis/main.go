@@ -35,6 +35,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"call", "run one tool and print its result", runCall},
+		{"serve", "serve the tools over MCP (stdio, or streamable HTTP with --http)", runServe},
 		{"tools", "list the engine's tools", runTools},
 		{"version", "print the version", runVersion},
 	}

@@ -1,0 +1,176 @@
+package mcpserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// jsonValue writes v as compact JSON on one line.
+func jsonValue(v any) writeFunc {
+	return func(w *bufio.Writer) error { return writeJSON(w, v) }
+}
+
+// writeJSON writes v as compact JSON on one line.
+func writeJSON(w *bufio.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// responseFunc writes the response to the request whose raw JSON-RPC id is
+// id. The id is copied from the request byte for byte, so that large
+// integers and strings round-trip exactly.
+//
+// A tool result whose content is text is written by hand: the text, which
+// may be a whole file, is escaped once straight into w. mcp-go's own
+// encoding goes through a map, json.Marshal and the encoder's validation of
+// that output, each a pass over the text.
+func responseFunc(id json.RawMessage, resp mcp.JSONRPCMessage) writeFunc {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return func(w *bufio.Writer) error {
+		w.WriteString(`{"jsonrpc":"2.0","id":`)
+		w.Write(id)
+		var err error
+		switch r := resp.(type) {
+		case mcp.JSONRPCResponse:
+			w.WriteString(`,"result":`)
+			err = writeResult(w, r.Result)
+		case *mcp.JSONRPCResponse:
+			w.WriteString(`,"result":`)
+			err = writeResult(w, r.Result)
+		case mcp.JSONRPCError:
+			w.WriteString(`,"error":`)
+			err = writeJSON(w, r.Error)
+		case *mcp.JSONRPCError:
+			w.WriteString(`,"error":`)
+			err = writeJSON(w, r.Error)
+		default:
+			w.WriteString(`,"error":{"code":-32603,"message":"unexpected response type"}`)
+		}
+		if err != nil {
+			return err
+		}
+		return w.WriteByte('}')
+	}
+}
+
+func writeResult(w *bufio.Writer, result any) error {
+	switch r := result.(type) {
+	case *mcp.CallToolResult:
+		if plainToolResult(r) {
+			return writeToolResult(w, r)
+		}
+	case mcp.CallToolResult:
+		if plainToolResult(&r) {
+			return writeToolResult(w, &r)
+		}
+	}
+	return writeJSON(w, result)
+}
+
+// plainToolResult reports whether writeToolResult encodes r exactly as
+// mcp-go would: no metadata, no multi-round-trip fields.
+func plainToolResult(r *mcp.CallToolResult) bool {
+	return r.Meta == nil && r.ResultType == "" && len(r.InputRequests) == 0 && r.RequestState == ""
+}
+
+func writeToolResult(w *bufio.Writer, r *mcp.CallToolResult) error {
+	w.WriteString(`{"content":[`)
+	for i, c := range r.Content {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		if t, ok := c.(mcp.TextContent); ok && t.Annotations == nil && t.Meta == nil {
+			w.WriteString(`{"type":"text","text":`)
+			writeString(w, t.Text)
+			w.WriteByte('}')
+			continue
+		}
+		if err := writeJSON(w, c); err != nil {
+			return err
+		}
+	}
+	w.WriteByte(']')
+	switch {
+	case len(r.RawStructuredContent) > 0:
+		w.WriteString(`,"structuredContent":`)
+		w.Write(r.RawStructuredContent)
+	case r.StructuredContent != nil:
+		w.WriteString(`,"structuredContent":`)
+		if err := writeJSON(w, r.StructuredContent); err != nil {
+			return err
+		}
+	}
+	if r.IsError {
+		w.WriteString(`,"isError":true`)
+	}
+	return w.WriteByte('}')
+}
+
+// safe marks the bytes that appear in a JSON string as they are.
+var safe = func() (t [256]bool) {
+	for b := 0x20; b < 0x80; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	for b := 0x80; b < 0x100; b++ {
+		t[b] = true // parts of UTF-8 sequences, checked by the caller
+	}
+	return t
+}()
+
+const hexDigits = "0123456789abcdef"
+
+// writeString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// encoding/json does.
+func writeString(w *bufio.Writer, s string) {
+	w.WriteByte('"')
+	valid := utf8.ValidString(s)
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if safe[b] && (valid || b < utf8.RuneSelf) {
+			i++
+			continue
+		}
+		w.WriteString(s[start:i])
+		if b >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				w.WriteString(`\ufffd`)
+			} else {
+				w.WriteString(s[i : i+size])
+			}
+			i += size
+			start = i
+			continue
+		}
+		switch b {
+		case '"':
+			w.WriteString(`\"`)
+		case '\\':
+			w.WriteString(`\\`)
+		case '\n':
+			w.WriteString(`\n`)
+		case '\r':
+			w.WriteString(`\r`)
+		case '\t':
+			w.WriteString(`\t`)
+		default:
+			w.WriteString(`\u00`)
+			w.WriteByte(hexDigits[b>>4])
+			w.WriteByte(hexDigits[b&0xF])
+		}
+		i++
+		start = i
+	}
+	w.WriteString(s[start:])
+	w.WriteByte('"')
+}

@@ -1,0 +1,254 @@
+// Package mcpserver serves the Praxis engine's tools over the Model Context
+// Protocol, on stdio and on streamable HTTP.
+//
+// The protocol methods (initialize, tools, resources, prompts, logging,
+// completion) are dispatched by github.com/mark3labs/mcp-go; the transports
+// are this package's own, so that it decides how messages are framed,
+// ordered and secured:
+//
+//   - notifications a call emits (progress, log messages) always reach the
+//     client before that call's response, on both transports;
+//   - a large tool result is encoded once, straight onto the wire;
+//   - the HTTP endpoint checks Origin and Host, requires a bearer token off
+//     loopback, keeps stateful sessions with random IDs, expires idle ones,
+//     bounds their number and the size of request bodies.
+//
+// MCP types do not leave this package: callers hand it an engine opener and
+// small interfaces for notes and skills, and get back a Server with Serve
+// methods.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/praxis-tools/praxis/praxis"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Open returns an engine working in dir. The server opens the default
+	// workspace with it at start, and further workspaces when clients name
+	// them as roots. Required.
+	Open func(dir string) (*praxis.Engine, error)
+	// Workspace is the default workspace directory. Default ".".
+	Workspace string
+	// FixedWorkspace, when true, ignores the roots clients offer: every
+	// session works in Workspace. Set it when the user chose the workspace
+	// explicitly.
+	FixedWorkspace bool
+	// Version is reported as the server's version in initialize.
+	Version string
+	// Notes, if set, returns the memory notes of an engine, served as
+	// memory://KEY resources.
+	Notes func(*praxis.Engine) Notes
+	// Skills, if set, returns the skills of an engine, served as
+	// skill://NAME resources and as prompts.
+	Skills func(*praxis.Engine) Skills
+	// Extensions add further MCP features to the protocol server before it
+	// serves; the conformance fixtures mount themselves this way.
+	Extensions []func(*server.MCPServer)
+	// Logger receives diagnostics. Default: discard.
+	Logger *slog.Logger
+}
+
+// Notes is a store of memory notes, keyed by name.
+type Notes interface {
+	// Keys lists the notes' keys.
+	Keys(ctx context.Context) ([]string, error)
+	// Read returns one note's text. A missing key is an error whose
+	// praxis.CodeOf is E_NOT_FOUND.
+	Read(ctx context.Context, key string) (string, error)
+}
+
+// Skill describes one skill.
+type Skill struct {
+	Name        string
+	Description string
+}
+
+// Skills is a catalog of skills.
+type Skills interface {
+	// List returns the skills, sorted by name.
+	List(ctx context.Context) ([]Skill, error)
+	// Load returns one skill's instructions (its SKILL.md body). A missing
+	// skill is an error whose praxis.CodeOf is E_NOT_FOUND.
+	Load(ctx context.Context, name string) (string, error)
+}
+
+// Server is an MCP server for the Praxis engine. One Server may serve stdio
+// and HTTP at the same time; each connection or HTTP session is a session of
+// its own, with its own workspace when the client names roots.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	mcp     *server.MCPServer
+	engines *enginePool
+	def     *praxis.Engine // the default workspace's engine
+	release func()
+
+	toolsMu sync.Mutex
+	mounted []string // names of the tools mounted, sorted
+}
+
+// New opens the default workspace and builds the server.
+func New(opts Options) (*Server, error) {
+	if opts.Open == nil {
+		return nil, errors.New("mcpserver: Options.Open is required")
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = "."
+	}
+	if opts.Version == "" {
+		opts.Version = "(devel)"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open)}
+	def, release, err := s.engines.acquire(opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	s.def, s.release = def, release
+
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListTools(func(ctx context.Context, id any, _ *mcp.ListToolsRequest) {
+		s.syncTools()
+	})
+	mopts := []server.ServerOption{
+		server.WithToolCapabilities(true),
+		server.WithLogging(),
+		server.WithRecovery(),
+		server.WithHooks(hooks),
+		server.WithInstructions(instructions),
+	}
+	if opts.Notes != nil || opts.Skills != nil || len(opts.Extensions) > 0 {
+		mopts = append(mopts, server.WithResourceCapabilities(len(opts.Extensions) > 0, true))
+	}
+	if opts.Skills != nil || len(opts.Extensions) > 0 {
+		mopts = append(mopts, server.WithPromptCapabilities(true))
+	}
+	if len(opts.Extensions) > 0 {
+		mopts = append(mopts, server.WithCompletions())
+	}
+	s.mcp = server.NewMCPServer("praxis", opts.Version, mopts...)
+	s.syncTools()
+	s.mountNotes()
+	s.mountSkills()
+	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationRootsListChanged), func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		if c := connFromContext(ctx); c != nil {
+			c.ws.markStale()
+		}
+	})
+	for _, ext := range opts.Extensions {
+		ext(s.mcp)
+	}
+	return s, nil
+}
+
+const instructions = "Praxis works on one workspace directory. Read files with read_file before editing them: " +
+	"edit_file names lines by the LINE:TAG anchors read_file shows. Failed calls start with an E_ code."
+
+// Close releases the server's engines. Serve calls must have returned.
+func (s *Server) Close() error {
+	s.release()
+	return s.engines.closeAll()
+}
+
+// Workspace returns the default workspace's directory.
+func (s *Server) Workspace() string { return s.def.Workspace().Dir() }
+
+// syncTools mounts the default engine's catalog on the protocol server,
+// if it changed since the last call. Every tool of the catalog is served;
+// nothing here knows tools by name.
+func (s *Server) syncTools() {
+	tools := s.def.Catalog().Tools()
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	if slices.Equal(names, s.mounted) {
+		return
+	}
+	st := make([]server.ServerTool, len(tools))
+	for i, t := range tools {
+		st[i] = server.ServerTool{Tool: mcpTool(t), Handler: s.toolHandler(t.Name)}
+	}
+	s.mcp.SetTools(st...)
+	s.mounted = names
+}
+
+// mcpTool describes t for tools/list: its schemas verbatim and all four
+// annotations set explicitly.
+func mcpTool(t praxis.Tool) mcp.Tool {
+	a := t.Annotations
+	return mcp.Tool{
+		Name:            t.Name,
+		Description:     t.Description,
+		RawInputSchema:  t.InputSchema,
+		RawOutputSchema: t.OutputSchema,
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    &a.ReadOnly,
+			DestructiveHint: &a.Destructive,
+			IdempotentHint:  &a.Idempotent,
+			OpenWorldHint:   &a.OpenWorld,
+		},
+	}
+}
+
+// toolHandler runs the tool called name on the engine of the calling
+// session's workspace.
+func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		eng, release := s.engineFor(ctx)
+		defer release()
+		args := req.Params.RawArguments
+		if len(args) == 0 && req.Params.Arguments != nil {
+			b, err := json.Marshal(req.Params.Arguments)
+			if err != nil {
+				return nil, fmt.Errorf("arguments: %w", err)
+			}
+			args = b
+		}
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			if c := callFromContext(ctx); c != nil {
+				ctx = praxis.WithProgress(ctx, c.progressFunc(req.Params.Meta.ProgressToken))
+			}
+		}
+		res, err := eng.Catalog().Call(ctx, name, args)
+		if err != nil {
+			return nil, err // unknown tool: a protocol error
+		}
+		out := &mcp.CallToolResult{
+			Content: []mcp.Content{mcp.TextContent{Type: "text", Text: res.Text}},
+			IsError: res.IsError,
+		}
+		if !res.IsError && res.Structured != nil {
+			out.StructuredContent = res.Structured
+		}
+		return out, nil
+	}
+}
+
+// engineFor returns the engine of the workspace the session in ctx works
+// in, and the function that releases it.
+func (s *Server) engineFor(ctx context.Context) (*praxis.Engine, func()) {
+	if c := connFromContext(ctx); c != nil && !s.opts.FixedWorkspace {
+		if eng, release := c.ws.engine(ctx, s, callFromContext(ctx)); eng != nil {
+			return eng, release
+		}
+	}
+	return s.def, func() {}
+}
