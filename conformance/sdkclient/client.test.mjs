@@ -178,6 +178,21 @@ for (const [name, connectTo] of Object.entries(transports)) {
       assert.equal(await readFile(join(ws, 'notes.txt'), 'utf8'), bytes);
     });
 
+    test('write_file and list_dir results match their output schemas', async () => {
+      const body = 'one\r\ntwo\r\n';
+      const wrote = await client.callTool({ name: 'write_file', arguments: { path: 'sub/new.txt', content: body } });
+      assert.notEqual(wrote.isError, true, JSON.stringify(wrote.content));
+      if (tools.get('write_file').outputSchema) validated('write_file', wrote);
+      assert.equal(await readFile(join(ws, 'sub', 'new.txt'), 'utf8'), body);
+
+      const listed = await client.callTool({ name: 'list_dir', arguments: { depth: 2 } });
+      assert.notEqual(listed.isError, true, JSON.stringify(listed.content));
+      if (tools.get('list_dir').outputSchema) validated('list_dir', listed);
+      const text = listed.content.map((c) => c.text ?? '').join('\n');
+      assert.match(text, /notes\.txt/);
+      assert.match(text, /new\.txt/);
+    });
+
     test('a path outside the workspace is an error result, not a protocol error', async () => {
       const res = await client.callTool({ name: 'read_file', arguments: { path: '../../etc/passwd' } });
       assert.equal(res.isError, true);
