@@ -32,6 +32,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -53,6 +56,7 @@ type config struct {
 	timeout  time.Duration
 	idleWait time.Duration
 	showLog  bool
+	fields   string
 }
 
 func main() {
@@ -77,6 +81,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.cold, "cold", 5, "cold starts to measure (spawned servers only; 0 to skip)")
 	fs.StringVar(&c.label, "label", "", "label printed with the result")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the result as one JSON object")
+	fs.StringVar(&c.fields, "fields", "", "print only these comma-separated JSON `fields` of the result, space-separated on one line (for scripts)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "limit for any single call or start")
 	fs.BoolVar(&c.showLog, "server-log", false, "pass the spawned server's stderr through (discarded by default)")
 	fs.DurationVar(&c.idleWait, "idle-wait", 300*time.Millisecond, "settle time before sampling idle RSS")
@@ -98,9 +103,15 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpbench:", err)
 		return 1
 	}
-	if c.jsonOut {
+	switch {
+	case c.fields != "":
+		if err := printFields(stdout, res, c.fields); err != nil {
+			fmt.Fprintln(stderr, "mcpbench:", err)
+			return 2
+		}
+	case c.jsonOut:
 		json.NewEncoder(stdout).Encode(res)
-	} else {
+	default:
 		res.print(stdout)
 	}
 	return 0
@@ -135,4 +146,35 @@ func (c *config) params() json.RawMessage {
 		return p
 	}
 	return json.RawMessage(`{}`)
+}
+
+// printFields prints the named JSON fields of res on one line; a field that
+// was not measured prints as "-".
+func printFields(w io.Writer, res *result, fields string) error {
+	b, _ := json.Marshal(res)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	known := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[result]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		known[name] = true
+	}
+	var out []string
+	for _, f := range strings.Split(fields, ",") {
+		f = strings.TrimSpace(f)
+		if !known[f] {
+			return fmt.Errorf("unknown field %q", f)
+		}
+		v, ok := m[f]
+		switch {
+		case !ok:
+			out = append(out, "-")
+		case reflect.TypeOf(v).Kind() == reflect.Float64:
+			out = append(out, strconv.FormatFloat(v.(float64), 'f', -1, 64))
+		default:
+			out = append(out, fmt.Sprint(v))
+		}
+	}
+	_, err := fmt.Fprintln(w, strings.Join(out, " "))
+	return err
 }

@@ -243,7 +243,9 @@ func TestSessionsEndWithDeleteOrProcessExit(t *testing.T) {
 
 	// A crash ends the call's stream and the session, not the bridge.
 	done := make(chan reply, 1)
-	go func() { done <- post(t, url, b, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"crash"}}`) }()
+	go func() {
+		done <- post(t, url, b, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"crash"}}`)
+	}()
 	select {
 	case r := <-done:
 		if r.status != 200 || len(r.events) != 0 {
