@@ -179,12 +179,20 @@ type stdioClient struct {
 
 func startStdio(t testing.TB, s *Server, opts StdioOptions) *stdioClient {
 	t.Helper()
+	return startPipes(t, func(ctx context.Context, r io.Reader, w io.Writer) error {
+		return s.ServeStdio(ctx, r, w, opts)
+	})
+}
+
+// startPipes runs serve on pipes the returned client writes and reads.
+func startPipes(t testing.TB, serve func(context.Context, io.Reader, io.Writer) error) *stdioClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &stdioClient{t: t, in: inW, msgs: make(chan msg, 1024), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		c.err = s.ServeStdio(ctx, inR, outW, opts)
+		c.err = serve(ctx, inR, outW)
 		outW.Close()
 		close(c.done)
 	}()
