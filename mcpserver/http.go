@@ -169,6 +169,17 @@ func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts 
 	return nil
 }
 
+// LoopbackAddr reports whether a listen address (host:port) is on the
+// loopback interface: an IP literal of it, or "localhost". An empty host
+// listens everywhere and is not loopback.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	return loopbackHost(host)
+}
+
 func isLoopbackAddr(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -61,7 +62,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	var wg sync.WaitGroup
 	defer func() {
 		c.close() // cancels what still runs
-		wg.Wait()
+		waitAtMost(&wg, shutdownGrace)
 	}()
 
 	lines := make(chan []byte)
@@ -175,4 +176,23 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 // errorFunc writes a JSON-RPC error response.
 func errorFunc(id json.RawMessage, code int, msg string) writeFunc {
 	return responseFunc(id, mcp.NewJSONRPCError(mcp.NewRequestId(nil), code, msg, nil))
+}
+
+// shutdownGrace is how long cancelled calls get to return before the
+// server stops waiting for them.
+const shutdownGrace = 5 * time.Second
+
+// waitAtMost waits for wg, or for d.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
