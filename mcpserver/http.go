@@ -48,8 +48,10 @@ type HTTPOptions struct {
 	// send requests besides loopback ones. A request whose Origin header is
 	// present and not allowed gets 403.
 	AllowedOrigins []string
-	// MaxSessions bounds the sessions open at once; an initialize beyond it
-	// gets 503. Default DefaultMaxSessions.
+	// MaxSessions bounds the sessions open at once. At the bound, a new
+	// session replaces the least recently active idle one; when every
+	// session has a request or stream in flight, initialize gets 503.
+	// Default DefaultMaxSessions.
 	MaxSessions int
 	// SessionIdle ends sessions that had no request and no open stream for
 	// this long. Default DefaultSessionIdle.
@@ -347,7 +349,7 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	if h.ctx.Err() != nil {
 		return nil, errors.New("the server is shutting down")
 	}
-	if len(h.sessions) >= h.opts.MaxSessions {
+	if len(h.sessions) >= h.opts.MaxSessions && !h.evictIdleLocked() {
 		return nil, errTooManySessions
 	}
 	s := &httpSession{conn: newConn(h.ctx, h.srv, hex.EncodeToString(b[:]), discard{})}
@@ -357,6 +359,26 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	}
 	h.sessions[s.id] = s
 	return s, nil
+}
+
+// evictIdleLocked ends the least recently active session that has no
+// request or stream in flight, to make room for a new one. Clients that
+// never delete their sessions thus cannot lock others out; only when every
+// session is busy is a new one refused. It reports whether it made room.
+func (h *HTTPHandler) evictIdleLocked() bool {
+	var oldest *httpSession
+	for _, s := range h.sessions {
+		if s.busy.Load() == 0 && (oldest == nil || s.last.Load() < oldest.last.Load()) {
+			oldest = s
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(h.sessions, oldest.id)
+	h.srv.log.Info("session evicted to make room", "session", oldest.id)
+	go oldest.close()
+	return true
 }
 
 var errTooManySessions = errors.New("too many sessions")

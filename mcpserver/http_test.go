@@ -317,13 +317,6 @@ func TestHTTPSessions(t *testing.T) {
 		t.Errorf("initialize with a session id: %s, want 400", r.Status)
 	}
 
-	// A third session is over the limit.
-	over := h.client(t)
-	resp := over.post(mustJSON(request(0, "initialize", initParams(nil))))
-	if code := errorCode(t, resp); resp.StatusCode != 503 || code != -32603 {
-		t.Errorf("third session: %d %d, want 503", resp.StatusCode, code)
-	}
-
 	// Terminating a session frees its place; its id is then unknown.
 	if r := a.do(http.MethodDelete); r.StatusCode != 200 {
 		t.Errorf("DELETE: %s", r.Status)
@@ -334,7 +327,33 @@ func TestHTTPSessions(t *testing.T) {
 	if r := a.do(http.MethodDelete); r.StatusCode != 404 {
 		t.Errorf("second DELETE: %s, want 404", r.Status)
 	}
-	over.initialize()
+	c := h.client(t)
+	c.initialize()
+
+	// At the limit, a new session replaces the least recently active idle
+	// one (b, whose last request is older than c's).
+	d := h.client(t)
+	d.initialize()
+	if r := b.post(list); r.StatusCode != 404 {
+		t.Errorf("evicted session: %s, want 404", r.Status)
+	}
+	if r := c.post(list); r.StatusCode != 200 {
+		t.Errorf("recent session: %s, want 200", r.Status)
+	}
+
+	// When every session is busy (an open stream), initialize gets 503.
+	for _, cl := range []*httpClient{c, d} {
+		stream := cl.do(http.MethodGet)
+		if stream.StatusCode != 200 {
+			t.Fatalf("GET: %s", stream.Status)
+		}
+		defer stream.Body.Close()
+	}
+	over := h.client(t)
+	resp := over.post(mustJSON(request(0, "initialize", initParams(nil))))
+	if code := errorCode(t, resp); resp.StatusCode != 503 || code != -32603 {
+		t.Errorf("initialize with every session busy: %d %d, want 503", resp.StatusCode, code)
+	}
 }
 
 func TestHTTPIdleSessionsExpire(t *testing.T) {
