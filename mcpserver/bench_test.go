@@ -111,3 +111,27 @@ func BenchmarkEncodeToolResult(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTinyReadFile compares a tiny read_file over stdio with the same
+// call made on the catalog directly: the difference is the server's cost.
+func BenchmarkTinyReadFile(b *testing.B) {
+	s, dir := newTestServer(b, Options{}, nil)
+	writeFile(b, dir, "tiny.txt", "hello\n")
+	b.Run("stdio", func(b *testing.B) {
+		rt := benchStdio(b, s)
+		line := mustJSON(request(1, "tools/call", callParams("read_file", map[string]any{"path": "tiny.txt"}, nil))) + "\n"
+		b.ReportAllocs()
+		for b.Loop() {
+			rt(line)
+		}
+	})
+	b.Run("catalog", func(b *testing.B) {
+		args := json.RawMessage(`{"path":"tiny.txt"}`)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.def.Catalog().Call(context.Background(), "read_file", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

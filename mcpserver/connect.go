@@ -52,42 +52,51 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 	defer cancel()
 	f := &forwarder{url: url, opts: opts, out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, ctx: ctx}
 
-	lines := make(chan []byte)
-	readErr := make(chan error, 1)
-	go func() { readErr <- readLines(ctx, bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, lines, f.out) }()
-	var wg sync.WaitGroup
-	defer f.close()
-	for {
-		var line []byte
-		select {
-		case line = <-lines:
-		case err := <-readErr:
-			wg.Wait()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		case <-ctx.Done():
-			return nil
-		}
+	var (
+		mu      sync.Mutex
+		closing bool
+		wg      sync.WaitGroup
+	)
+	handle := func(line []byte) {
 		var env envelope
 		if err := json.Unmarshal(line, &env); err != nil {
 			f.out.send(errorFunc(nil, mcp.PARSE_ERROR, "parse error: "+err.Error()))
-			continue
+			return
 		}
-		if env.kind() == kindRequest && env.Method != string(mcp.MethodInitialize) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				f.post(&env, line)
-			}()
-			continue
+		if env.kind() != kindRequest || env.Method == string(mcp.MethodInitialize) {
+			// initialize, notifications and responses go in order: the
+			// session must exist before anything else, and a cancellation
+			// must not overtake what it cancels.
+			f.post(&env, line)
+			return
 		}
-		// initialize, notifications and responses go in order: the session
-		// must exist before anything else, and a cancellation must not
-		// overtake what it cancels.
-		f.post(&env, line)
+		mu.Lock()
+		defer mu.Unlock()
+		if closing {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.post(&env, line)
+		}()
 	}
+	readErr := make(chan error, 1)
+	go func() { readErr <- readLines(bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, f.out, handle) }()
+	defer f.close()
+	var err error
+	select {
+	case err = <-readErr:
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	closing = true
+	mu.Unlock()
+	wg.Wait() // at EOF, the requests in flight answer; after ctx, they were cancelled
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 type forwarder struct {
