@@ -135,3 +135,25 @@ func BenchmarkTinyReadFile(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBigReadFile compares reading a 10 MB file over stdio with the
+// same catalog call.
+func BenchmarkBigReadFile(b *testing.B) {
+	s, dir := newTestServer(b, Options{}, nil)
+	writeFile(b, dir, "big.txt", textOfSize(10<<20))
+	b.Run("stdio", func(b *testing.B) {
+		rt := benchStdio(b, s)
+		line := mustJSON(request(1, "tools/call", callParams("read_file", map[string]any{"path": "big.txt", "limit": 1 << 30}, nil))) + "\n"
+		for b.Loop() {
+			rt(line)
+		}
+	})
+	b.Run("catalog", func(b *testing.B) {
+		args := json.RawMessage(`{"path":"big.txt","limit":1073741824}`)
+		for b.Loop() {
+			if _, err := s.def.Catalog().Call(context.Background(), "read_file", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
