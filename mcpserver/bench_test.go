@@ -157,3 +157,25 @@ func BenchmarkBigReadFile(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkHTTPCall is a tiny tool call over streamable HTTP, from 16
+// clients in parallel sharing one session.
+func BenchmarkHTTPCall(b *testing.B) {
+	s, _ := newTestServer(b, Options{}, nil)
+	h := startHTTP(b, s, HTTPOptions{})
+	c := h.client(b)
+	c.initialize()
+	body := mustJSON(request(1, "tools/call", callParams("steps", map[string]any{"n": 0}, nil)))
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp := c.post(body)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Fatal(resp.Status)
+			}
+		}
+	})
+}

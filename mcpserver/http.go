@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,8 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+
+	writers sync.Pool // *bufio.Writer, for responses
 }
 
 // httpSession is one HTTP session: the protocol session plus what the
@@ -468,11 +471,20 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	stopAfter := context.AfterFunc(s.ctx, cancel) // the session ended
 	defer stopAfter()
 	w.Header().Set("Mcp-Session-Id", s.id)
-	ps := &postStream{w: w, rc: http.NewResponseController(w), bw: bufio.NewWriterSize(w, 32<<10)}
+	ps := &postStream{w: w, rc: http.NewResponseController(w)}
+	ps.body.w = w
+	bw, _ := h.writers.Get().(*bufio.Writer)
+	if bw == nil {
+		bw = bufio.NewWriterSize(nil, 32<<10)
+	}
+	bw.Reset(&ps.body)
+	ps.bw = bw
 	resp := h.srv.serve(ctx, s.conn, ps, &env, body)
 	if err := ps.respond(resp); err != nil {
 		h.srv.log.Debug("http: writing a response", "session", s.id, "err", err)
 	}
+	bw.Reset(nil)
+	h.writers.Put(bw)
 	if env.Method == string(mcp.MethodInitialize) && !s.Initialized() {
 		h.endSession(s) // initialize failed: the session never existed
 	}
@@ -484,9 +496,27 @@ type postStream struct {
 	mu   sync.Mutex
 	w    http.ResponseWriter
 	rc   *http.ResponseController
-	bw   *bufio.Writer
+	body jsonBody
+	bw   *bufio.Writer // over body
 	sse  bool
 	done bool
+}
+
+// jsonBody writes a JSON response body, sending the header with the first
+// bytes: a response that fits the buffer gets a Content-Length, a larger
+// one is streamed.
+type jsonBody struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (b *jsonBody) Write(p []byte) (int, error) {
+	if !b.started {
+		b.started = true
+		b.w.Header().Set("Content-Type", "application/json")
+		b.w.WriteHeader(http.StatusOK)
+	}
+	return b.w.Write(p)
 }
 
 var errStreamClosed = errors.New("the response was already sent")
@@ -499,6 +529,7 @@ func (p *postStream) send(enc writeFunc) error {
 	}
 	if !p.sse {
 		p.sse = true
+		p.body.started = true
 		startEventStream(p.w)
 	}
 	return writeEvent(p.bw, p.rc, enc)
@@ -511,10 +542,11 @@ func (p *postStream) respond(enc writeFunc) error {
 	if p.sse {
 		return writeEvent(p.bw, p.rc, enc)
 	}
-	p.w.Header().Set("Content-Type", "application/json")
-	p.w.WriteHeader(http.StatusOK)
 	if err := enc(p.bw); err != nil {
 		return err
+	}
+	if !p.body.started {
+		p.w.Header().Set("Content-Length", strconv.Itoa(p.bw.Buffered()))
 	}
 	return p.bw.Flush()
 }
