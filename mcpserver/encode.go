@@ -129,18 +129,63 @@ var safe = func() (t [256]bool) {
 const hexDigits = "0123456789abcdef"
 
 // writeString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// encoding/json does.
+// encoding/json does. Valid text is escaped a chunk at a time into a
+// scratch buffer, one byte per step, so that a large text costs one pass
+// and no allocation proportional to its size.
 func writeString(w *bufio.Writer, s string) {
 	w.WriteByte('"')
-	valid := utf8.ValidString(s)
-	start := 0
+	if !utf8.ValidString(s) {
+		writeInvalidUTF8(w, s)
+		w.WriteByte('"')
+		return
+	}
+	const chunk = 16 << 10
+	var small [6 * 64]byte
+	scratch := small[:]
+	if len(s) > 64 {
+		scratch = make([]byte, 6*min(len(s), chunk)) // the worst case: every byte becomes \u00XX
+	}
+	for len(s) > 0 {
+		part := s[:min(len(s), len(scratch)/6)]
+		s = s[len(part):]
+		j := 0
+		for i := 0; i < len(part); i++ {
+			b := part[i]
+			if safe[b] {
+				scratch[j] = b
+				j++
+				continue
+			}
+			scratch[j] = '\\'
+			switch b {
+			case '"', '\\':
+				scratch[j+1] = b
+				j += 2
+			case '\n':
+				scratch[j+1] = 'n'
+				j += 2
+			case '\r':
+				scratch[j+1] = 'r'
+				j += 2
+			case '\t':
+				scratch[j+1] = 't'
+				j += 2
+			default:
+				scratch[j+1], scratch[j+2], scratch[j+3] = 'u', '0', '0'
+				scratch[j+4], scratch[j+5] = hexDigits[b>>4], hexDigits[b&0xF]
+				j += 6
+			}
+		}
+		w.Write(scratch[:j])
+	}
+	w.WriteByte('"')
+}
+
+// writeInvalidUTF8 writes the inside of a JSON string for s, which holds
+// invalid UTF-8, rune by rune.
+func writeInvalidUTF8(w *bufio.Writer, s string) {
 	for i := 0; i < len(s); {
 		b := s[i]
-		if safe[b] && (valid || b < utf8.RuneSelf) {
-			i++
-			continue
-		}
-		w.WriteString(s[start:i])
 		if b >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -149,28 +194,19 @@ func writeString(w *bufio.Writer, s string) {
 				w.WriteString(s[i : i+size])
 			}
 			i += size
-			start = i
 			continue
 		}
-		switch b {
-		case '"':
-			w.WriteString(`\"`)
-		case '\\':
-			w.WriteString(`\\`)
-		case '\n':
-			w.WriteString(`\n`)
-		case '\r':
-			w.WriteString(`\r`)
-		case '\t':
-			w.WriteString(`\t`)
+		switch {
+		case safe[b]:
+			w.WriteByte(b)
+		case b == '"' || b == '\\':
+			w.WriteByte('\\')
+			w.WriteByte(b)
 		default:
 			w.WriteString(`\u00`)
 			w.WriteByte(hexDigits[b>>4])
 			w.WriteByte(hexDigits[b&0xF])
 		}
 		i++
-		start = i
 	}
-	w.WriteString(s[start:])
-	w.WriteByte('"')
 }

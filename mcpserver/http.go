@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,8 +49,10 @@ type HTTPOptions struct {
 	// send requests besides loopback ones. A request whose Origin header is
 	// present and not allowed gets 403.
 	AllowedOrigins []string
-	// MaxSessions bounds the sessions open at once; an initialize beyond it
-	// gets 503. Default DefaultMaxSessions.
+	// MaxSessions bounds the sessions open at once. At the bound, a new
+	// session replaces the least recently active idle one; when every
+	// session has a request or stream in flight, initialize gets 503.
+	// Default DefaultMaxSessions.
 	MaxSessions int
 	// SessionIdle ends sessions that had no request and no open stream for
 	// this long. Default DefaultSessionIdle.
@@ -86,6 +89,8 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+
+	writers sync.Pool // *bufio.Writer, for responses
 }
 
 // httpSession is one HTTP session: the protocol session plus what the
@@ -167,6 +172,17 @@ func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts 
 	}
 	<-errc
 	return nil
+}
+
+// LoopbackAddr reports whether a listen address (host:port) is on the
+// loopback interface: an IP literal of it, or "localhost". An empty host
+// listens everywhere and is not loopback.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	return loopbackHost(host)
 }
 
 func isLoopbackAddr(a net.Addr) bool {
@@ -336,7 +352,7 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	if h.ctx.Err() != nil {
 		return nil, errors.New("the server is shutting down")
 	}
-	if len(h.sessions) >= h.opts.MaxSessions {
+	if len(h.sessions) >= h.opts.MaxSessions && !h.evictIdleLocked() {
 		return nil, errTooManySessions
 	}
 	s := &httpSession{conn: newConn(h.ctx, h.srv, hex.EncodeToString(b[:]), discard{})}
@@ -346,6 +362,26 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	}
 	h.sessions[s.id] = s
 	return s, nil
+}
+
+// evictIdleLocked ends the least recently active session that has no
+// request or stream in flight, to make room for a new one. Clients that
+// never delete their sessions thus cannot lock others out; only when every
+// session is busy is a new one refused. It reports whether it made room.
+func (h *HTTPHandler) evictIdleLocked() bool {
+	var oldest *httpSession
+	for _, s := range h.sessions {
+		if s.busy.Load() == 0 && (oldest == nil || s.last.Load() < oldest.last.Load()) {
+			oldest = s
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(h.sessions, oldest.id)
+	h.srv.log.Info("session evicted to make room", "session", oldest.id)
+	go oldest.close()
+	return true
 }
 
 var errTooManySessions = errors.New("too many sessions")
@@ -435,11 +471,20 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	stopAfter := context.AfterFunc(s.ctx, cancel) // the session ended
 	defer stopAfter()
 	w.Header().Set("Mcp-Session-Id", s.id)
-	ps := &postStream{w: w, rc: http.NewResponseController(w), bw: bufio.NewWriterSize(w, 32<<10)}
+	ps := &postStream{w: w, rc: http.NewResponseController(w)}
+	ps.body.w = w
+	bw, _ := h.writers.Get().(*bufio.Writer)
+	if bw == nil {
+		bw = bufio.NewWriterSize(nil, 32<<10)
+	}
+	bw.Reset(&ps.body)
+	ps.bw = bw
 	resp := h.srv.serve(ctx, s.conn, ps, &env, body)
 	if err := ps.respond(resp); err != nil {
 		h.srv.log.Debug("http: writing a response", "session", s.id, "err", err)
 	}
+	bw.Reset(nil)
+	h.writers.Put(bw)
 	if env.Method == string(mcp.MethodInitialize) && !s.Initialized() {
 		h.endSession(s) // initialize failed: the session never existed
 	}
@@ -451,9 +496,27 @@ type postStream struct {
 	mu   sync.Mutex
 	w    http.ResponseWriter
 	rc   *http.ResponseController
-	bw   *bufio.Writer
+	body jsonBody
+	bw   *bufio.Writer // over body
 	sse  bool
 	done bool
+}
+
+// jsonBody writes a JSON response body, sending the header with the first
+// bytes: a response that fits the buffer gets a Content-Length, a larger
+// one is streamed.
+type jsonBody struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (b *jsonBody) Write(p []byte) (int, error) {
+	if !b.started {
+		b.started = true
+		b.w.Header().Set("Content-Type", "application/json")
+		b.w.WriteHeader(http.StatusOK)
+	}
+	return b.w.Write(p)
 }
 
 var errStreamClosed = errors.New("the response was already sent")
@@ -466,6 +529,7 @@ func (p *postStream) send(enc writeFunc) error {
 	}
 	if !p.sse {
 		p.sse = true
+		p.body.started = true
 		startEventStream(p.w)
 	}
 	return writeEvent(p.bw, p.rc, enc)
@@ -478,10 +542,11 @@ func (p *postStream) respond(enc writeFunc) error {
 	if p.sse {
 		return writeEvent(p.bw, p.rc, enc)
 	}
-	p.w.Header().Set("Content-Type", "application/json")
-	p.w.WriteHeader(http.StatusOK)
 	if err := enc(p.bw); err != nil {
 		return err
+	}
+	if !p.body.started {
+		p.w.Header().Set("Content-Length", strconv.Itoa(p.bw.Buffered()))
 	}
 	return p.bw.Flush()
 }

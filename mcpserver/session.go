@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -457,9 +456,4 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, ra
 		resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "no response", nil)
 	}
 	return responseFunc(env.ID, resp)
-}
-
-// logAttrs is a helper for transports' log lines.
-func logAttrs(c *conn, env *envelope) []any {
-	return []any{slog.String("session", c.id), slog.String("method", env.Method)}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -47,8 +48,8 @@ func (l *lineWriter) send(enc writeFunc) error {
 // ServeStdio serves one client over newline-delimited JSON-RPC on r and w
 // until r ends or ctx is cancelled. Only protocol messages are written to w.
 // Requests are served concurrently; a request's notifications are written
-// before its response. When ServeStdio returns, the calls it started have
-// been cancelled and have returned.
+// before its response. When r ends, the calls in flight finish first; when
+// ctx is cancelled, they are cancelled and get a few seconds to return.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts StdioOptions) error {
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
@@ -58,70 +59,129 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	if err := c.register(); err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	defer func() {
-		c.close() // cancels what still runs
-		wg.Wait()
-	}()
+	d := &dispatcher{srv: s, c: c, out: out, jobs: make(chan func())}
+	for range stdioWorkers {
+		go d.work()
+	}
+	defer d.stop()
 
-	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- readLines(c.ctx, bufio.NewReaderSize(r, 64<<10), opts.MaxMessageBytes, lines, out)
+		readErr <- readLines(bufio.NewReaderSize(r, 64<<10), opts.MaxMessageBytes, out, d.handle)
 	}()
-	for {
-		var line []byte
-		select {
-		case line = <-lines:
-		case err := <-readErr:
-			// The client closed its end: let the calls in flight answer.
-			wg.Wait()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		case <-ctx.Done():
+	select {
+	case err := <-readErr:
+		// The client closed its end: let the calls in flight answer.
+		d.wait(0)
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		var env envelope
-		if err := json.Unmarshal(line, &env); err != nil {
-			out.send(errorFunc(nil, mcp.PARSE_ERROR, "parse error: "+err.Error()))
-			continue
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// stdioWorkers is how many goroutines wait for requests. They keep their
+// grown stacks from one request to the next; a request that finds none
+// idle gets a goroutine of its own, so a long call never delays another.
+const stdioWorkers = 4
+
+// dispatcher routes the messages of one stdio connection.
+type dispatcher struct {
+	srv  *Server
+	c    *conn
+	out  sink
+	jobs chan func()
+
+	mu      sync.Mutex
+	closing bool
+	wg      sync.WaitGroup
+}
+
+func (d *dispatcher) work() {
+	for job := range d.jobs {
+		job()
+	}
+}
+
+// handle serves one line from the client. Responses to the server's
+// requests and notifications are handled in order, on the reading
+// goroutine, so that a cancellation is seen while its call still runs.
+func (d *dispatcher) handle(line []byte) {
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		d.out.send(errorFunc(nil, mcp.PARSE_ERROR, "parse error: "+err.Error()))
+		return
+	}
+	switch env.kind() {
+	case kindResponse:
+		if !d.c.deliver(&env) {
+			d.srv.log.Debug("stdio: response to no pending request", "id", string(env.ID))
 		}
-		switch env.kind() {
-		case kindResponse:
-			if !c.deliver(&env) {
-				s.log.Debug("stdio: response to no pending request", "id", string(env.ID))
-			}
-		case kindNotification:
-			s.serve(c.ctx, c, out, &env, line)
-		case kindRequest:
-			if env.Method == string(mcp.MethodInitialize) {
-				// Served in order, so that what follows finds the session
-				// initialized.
-				if err := out.send(s.serve(c.ctx, c, out, &env, line)); err != nil {
-					s.log.Warn("stdio: writing a response", "err", err)
-				}
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if resp := s.serve(c.ctx, c, out, &env, line); resp != nil {
-					if err := out.send(resp); err != nil {
-						s.log.Warn("stdio: writing a response", "err", err)
-					}
-				}
-			}()
+	case kindNotification:
+		d.srv.serve(d.c.ctx, d.c, d.out, &env, line)
+	case kindRequest:
+		if env.Method == string(mcp.MethodInitialize) {
+			// Served in order, so that what follows finds the session
+			// initialized.
+			d.respond(&env, line)
+			return
+		}
+		job := func() {
+			defer d.wg.Done()
+			d.respond(&env, line)
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.closing {
+			return
+		}
+		d.wg.Add(1)
+		select {
+		case d.jobs <- job:
 		default:
-			out.send(errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: not a JSON-RPC request, notification or response"))
+			go job()
+		}
+	default:
+		d.out.send(errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: not a JSON-RPC request, notification or response"))
+	}
+}
+
+func (d *dispatcher) respond(env *envelope, line []byte) {
+	if resp := d.srv.serve(d.c.ctx, d.c, d.out, env, line); resp != nil {
+		if err := d.out.send(resp); err != nil {
+			d.srv.log.Warn("stdio: writing a response", "err", err)
 		}
 	}
 }
 
-// readLines sends each non-blank line of r to lines. A line over max bytes
-// is skipped to its end and answered on out with an error.
-func readLines(ctx context.Context, r *bufio.Reader, max int, lines chan<- []byte, out sink) error {
+// wait stops taking requests and waits for those in flight, at most
+// timeout if it is positive.
+func (d *dispatcher) wait(timeout time.Duration) {
+	d.mu.Lock()
+	d.closing = true
+	d.mu.Unlock()
+	if timeout <= 0 {
+		d.wg.Wait()
+		return
+	}
+	waitAtMost(&d.wg, timeout)
+}
+
+// stop ends the connection: calls still running are cancelled and get
+// shutdownGrace to return.
+func (d *dispatcher) stop() {
+	d.c.close()
+	d.wait(shutdownGrace)
+	d.mu.Lock()
+	close(d.jobs)
+	d.mu.Unlock()
+}
+
+// readLines calls handle with each non-blank line of r. A line over max
+// bytes is skipped to its end and answered on out with an error.
+func readLines(r *bufio.Reader, max int, out sink, handle func([]byte)) error {
 	for {
 		line, err := readLine(r, max)
 		if errors.Is(err, errLineTooLong) {
@@ -129,11 +189,7 @@ func readLines(ctx context.Context, r *bufio.Reader, max int, lines chan<- []byt
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			select {
-			case lines <- line:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			handle(line)
 		}
 		if err != nil {
 			return err
@@ -175,4 +231,23 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 // errorFunc writes a JSON-RPC error response.
 func errorFunc(id json.RawMessage, code int, msg string) writeFunc {
 	return responseFunc(id, mcp.NewJSONRPCError(mcp.NewRequestId(nil), code, msg, nil))
+}
+
+// shutdownGrace is how long cancelled calls get to return before the
+// server stops waiting for them.
+const shutdownGrace = 5 * time.Second
+
+// waitAtMost waits for wg, or for d.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }

@@ -36,6 +36,7 @@ func commands() []command {
 	return []command{
 		{"call", "run one tool and print its result", runCall},
 		{"serve", "serve the tools over MCP (stdio, or streamable HTTP with --http)", runServe},
+		{"connect", "serve on stdio by forwarding to a remote praxis serve --http", runConnect},
 		{"tools", "list the engine's tools", runTools},
 		{"version", "print the version", runVersion},
 	}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/praxis-tools/praxis/conformance"
 	"github.com/praxis-tools/praxis/mcpserver"
@@ -113,6 +112,10 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		SessionIdle:    *idle,
 		MaxBodyBytes:   *maxBody,
 	}
+	if hopts.Token == "" && !mcpserver.LoopbackAddr(httpAddr.addr) {
+		fmt.Fprintf(io.err, "praxis serve: %v\n", mcpserver.ErrTokenRequired)
+		return exitUsage
+	}
 	ln, err := net.Listen("tcp", httpAddr.addr)
 	if err != nil {
 		fmt.Fprintf(io.err, "praxis serve: %v\n", err)
@@ -136,6 +139,3 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
-
-// shutdownGrace is how long in-flight work gets after a signal.
-const shutdownGrace = 5 * time.Second

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// praxisBin is the binary the subprocess tests run, built once.
+var praxisBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "praxis-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	praxisBin = filepath.Join(dir, "praxis")
+	if out, err := exec.Command("go", "build", "-o", praxisBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building praxis: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running praxis subprocess speaking JSON-RPC lines.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func start(t *testing.T, dir string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(praxisBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PRAXIS_TOKEN=")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out), stderr: &syncBuffer{}}
+	p.out.Buffer(make([]byte, 1<<20), 64<<20)
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return p
+}
+
+func (p *proc) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// recv reads one line and checks it is a JSON-RPC message.
+func (p *proc) recv() map[string]any {
+	p.t.Helper()
+	if !p.out.Scan() {
+		p.t.Fatalf("no more output (stderr: %s)", p.stderr.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(p.out.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
+		p.t.Fatalf("stdout carried a non-protocol line %q", p.out.Text())
+	}
+	return m
+}
+
+const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func (p *proc) handshake() {
+	p.t.Helper()
+	p.send(initLine)
+	if m := p.recv(); m["result"] == nil {
+		p.t.Fatalf("initialize: %v", m)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(timeout time.Duration) int {
+	p.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		p.t.Fatalf("praxis did not exit (stderr: %s)", p.stderr.String())
+	}
+	return -1
+}
+
+func TestServeStdioWithNoConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi there\n"), 0o644)
+	p := start(t, dir, "serve")
+	p.handshake()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`)
+	m := p.recv()
+	b, _ := json.Marshal(m)
+	if !strings.Contains(string(b), "hi there") {
+		t.Fatalf("read_file in the current directory: %s", b)
+	}
+	// SIGTERM ends the server cleanly.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(5 * time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM (stderr: %s)", code, p.stderr.String())
+	}
+}
+
+func TestServeConformanceFixtures(t *testing.T) {
+	p := start(t, t.TempDir(), "serve", "--conformance-fixtures")
+	p.handshake()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	b, _ := json.Marshal(p.recv())
+	for _, name := range []string{`"test_simple_text"`, `"read_file"`} {
+		if !bytes.Contains(b, []byte(name)) {
+			t.Errorf("tools/list lacks %s", name)
+		}
+	}
+	p.in.Close()
+	if code := p.wait(5 * time.Second); code != 0 {
+		t.Errorf("exit code %d at EOF", code)
+	}
+}
+
+func TestServeHTTPNeedsTokenOffLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0"} {
+		p := start(t, t.TempDir(), "serve", "--http="+addr)
+		if code := p.wait(5 * time.Second); code != exitUsage {
+			t.Errorf("--http=%s without a token: exit %d, want %d", addr, code, exitUsage)
+		}
+		if !strings.Contains(p.stderr.String(), "requires a bearer token") {
+			t.Errorf("--http=%s: stderr %q", addr, p.stderr.String())
+		}
+	}
+}
+
+var urlRE = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
+
+// TestConnectThroughHTTP runs "praxis serve --http" with a token and
+// "praxis connect" in front of it, and reads a file through both.
+func TestConnectThroughHTTP(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("shared content\n"), 0o644)
+	srv := start(t, dir, "serve", "--http=127.0.0.1:0", "--workspace", dir, "--token", "tok")
+	var url string
+	for deadline := time.Now().Add(5 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+		if m := urlRE.FindStringSubmatch(srv.stderr.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no URL logged: %s", srv.stderr.String())
+		}
+	}
+	p := start(t, t.TempDir(), "connect", "--token", "tok", url)
+	p.handshake()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"shared.txt"}}}`)
+	b, _ := json.Marshal(p.recv())
+	if !strings.Contains(string(b), "shared content") {
+		t.Fatalf("read through connect: %s", b)
+	}
+	p.in.Close()
+	if code := p.wait(5 * time.Second); code != 0 {
+		t.Errorf("connect exit code %d", code)
+	}
+	srv.cmd.Process.Signal(syscall.SIGINT)
+	if code := srv.wait(5 * time.Second); code != 0 {
+		t.Errorf("serve exit code %d after SIGINT", code)
+	}
+}

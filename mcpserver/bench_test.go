@@ -1,0 +1,181 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// benchStdio serves s over pipes and returns a function doing one
+// request/response round trip with a raw line.
+func benchStdio(b *testing.B, s *Server) func(line string) []byte {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		s.ServeStdio(ctx, inR, outW, StdioOptions{})
+		outW.Close()
+		close(done)
+	}()
+	b.Cleanup(func() { inW.Close(); cancel(); <-done })
+	r := bufio.NewReaderSize(outR, 1<<20)
+	var buf []byte
+	roundTrip := func(line string) []byte {
+		if _, err := io.WriteString(inW, line); err != nil {
+			b.Fatal(err)
+		}
+		buf = buf[:0]
+		for {
+			frag, err := r.ReadSlice('\n')
+			buf = append(buf, frag...)
+			if err == nil {
+				return buf
+			}
+			if err != bufio.ErrBufferFull {
+				b.Fatal(err)
+			}
+		}
+	}
+	roundTrip(mustJSON(request(0, "initialize", initParams(nil))) + "\n")
+	io.WriteString(inW, mustJSON(notification("notifications/initialized", nil))+"\n")
+	return roundTrip
+}
+
+// BenchmarkStdioTinyCall is one small tool call over stdio.
+func BenchmarkStdioTinyCall(b *testing.B) {
+	s, _ := newTestServer(b, Options{}, nil)
+	rt := benchStdio(b, s)
+	line := mustJSON(request(1, "tools/call", callParams("steps", map[string]any{"n": 0}, nil))) + "\n"
+	b.ReportAllocs()
+	for b.Loop() {
+		rt(line)
+	}
+}
+
+// BenchmarkStdioReadFile reads a whole file over stdio.
+func BenchmarkStdioReadFile(b *testing.B) {
+	for _, size := range []int{2 << 10, 10 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			s, dir := newTestServer(b, Options{}, nil)
+			writeFile(b, dir, "f.txt", textOfSize(size))
+			rt := benchStdio(b, s)
+			line := mustJSON(request(1, "tools/call", callParams("read_file", map[string]any{"path": "f.txt", "limit": 1 << 30}, nil))) + "\n"
+			if out := rt(line); len(out) < size {
+				b.Fatalf("short response: %d bytes", len(out))
+			}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				rt(line)
+			}
+		})
+	}
+}
+
+// textOfSize returns source-like text of about n bytes.
+func textOfSize(n int) string {
+	var sb strings.Builder
+	for i := 0; sb.Len() < n; i++ {
+		fmt.Fprintf(&sb, "\tfmt.Println(\"line %d: a \\\"quoted\\\" <tag> & tab\\t\")\n", i)
+	}
+	return sb.String()[:n-1] + "\n"
+}
+
+// BenchmarkEncodeToolResult compares writing a 10 MB text result with
+// mcp-go's own encoding of the same result.
+func BenchmarkEncodeToolResult(b *testing.B) {
+	text := textOfSize(10 << 20)
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, StructuredContent: map[string]any{"size": len(text)}}
+	resp := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), res)
+	b.Run("praxis", func(b *testing.B) {
+		w := bufio.NewWriterSize(io.Discard, 64<<10)
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			responseFunc(json.RawMessage("1"), resp)(w)
+			w.Flush()
+		}
+	})
+	b.Run("mcp-go", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			if _, err := json.Marshal(resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkTinyReadFile compares a tiny read_file over stdio with the same
+// call made on the catalog directly: the difference is the server's cost.
+func BenchmarkTinyReadFile(b *testing.B) {
+	s, dir := newTestServer(b, Options{}, nil)
+	writeFile(b, dir, "tiny.txt", "hello\n")
+	b.Run("stdio", func(b *testing.B) {
+		rt := benchStdio(b, s)
+		line := mustJSON(request(1, "tools/call", callParams("read_file", map[string]any{"path": "tiny.txt"}, nil))) + "\n"
+		b.ReportAllocs()
+		for b.Loop() {
+			rt(line)
+		}
+	})
+	b.Run("catalog", func(b *testing.B) {
+		args := json.RawMessage(`{"path":"tiny.txt"}`)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.def.Catalog().Call(context.Background(), "read_file", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkBigReadFile compares reading a 10 MB file over stdio with the
+// same catalog call.
+func BenchmarkBigReadFile(b *testing.B) {
+	s, dir := newTestServer(b, Options{}, nil)
+	writeFile(b, dir, "big.txt", textOfSize(10<<20))
+	b.Run("stdio", func(b *testing.B) {
+		rt := benchStdio(b, s)
+		line := mustJSON(request(1, "tools/call", callParams("read_file", map[string]any{"path": "big.txt", "limit": 1 << 30}, nil))) + "\n"
+		for b.Loop() {
+			rt(line)
+		}
+	})
+	b.Run("catalog", func(b *testing.B) {
+		args := json.RawMessage(`{"path":"big.txt","limit":1073741824}`)
+		for b.Loop() {
+			if _, err := s.def.Catalog().Call(context.Background(), "read_file", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkHTTPCall is a tiny tool call over streamable HTTP, from 16
+// clients in parallel sharing one session.
+func BenchmarkHTTPCall(b *testing.B) {
+	s, _ := newTestServer(b, Options{}, nil)
+	h := startHTTP(b, s, HTTPOptions{})
+	c := h.client(b)
+	c.initialize()
+	body := mustJSON(request(1, "tools/call", callParams("steps", map[string]any{"n": 0}, nil)))
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp := c.post(body)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Fatal(resp.Status)
+			}
+		}
+	})
+}

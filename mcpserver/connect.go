@@ -1,0 +1,294 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ForwardOptions configure Forward.
+type ForwardOptions struct {
+	// Token is sent as "Authorization: Bearer TOKEN" when set.
+	Token string
+	// Client makes the HTTP requests. Default: a client without timeouts
+	// (streams stay open as long as calls run).
+	Client *http.Client
+	// MaxMessageBytes bounds one line from the stdio client. Default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// Logger receives diagnostics. Default: discard.
+	Logger *slog.Logger
+}
+
+// Forward serves a stdio MCP client (on in and out) by forwarding every
+// message to the streamable HTTP endpoint at url, so that a client that
+// only speaks stdio can use a shared "praxis serve --http". Requests are
+// forwarded concurrently; what the server streams back (notifications,
+// its own requests, responses) is written to out in the order it arrives.
+// The session is opened by the client's initialize and deleted when in
+// ends. Forward returns when in ends or ctx is cancelled.
+func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader, out io.Writer) error {
+	if opts.Client == nil {
+		opts.Client = &http.Client{}
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := &forwarder{url: url, opts: opts, out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, ctx: ctx}
+
+	var (
+		mu      sync.Mutex
+		closing bool
+		wg      sync.WaitGroup
+	)
+	handle := func(line []byte) {
+		var env envelope
+		if err := json.Unmarshal(line, &env); err != nil {
+			f.out.send(errorFunc(nil, mcp.PARSE_ERROR, "parse error: "+err.Error()))
+			return
+		}
+		if env.kind() != kindRequest || env.Method == string(mcp.MethodInitialize) {
+			// initialize, notifications and responses go in order: the
+			// session must exist before anything else, and a cancellation
+			// must not overtake what it cancels.
+			f.post(&env, line)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if closing {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.post(&env, line)
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() { readErr <- readLines(bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, f.out, handle) }()
+	defer f.close()
+	var err error
+	select {
+	case err = <-readErr:
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	closing = true
+	mu.Unlock()
+	wg.Wait() // at EOF, the requests in flight answer; after ctx, they were cancelled
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type forwarder struct {
+	url  string
+	opts ForwardOptions
+	out  *lineWriter
+	ctx  context.Context
+
+	mu       sync.Mutex
+	session  string
+	version  string
+	listener bool
+}
+
+func (f *forwarder) headers(h http.Header) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.opts.Token != "" {
+		h.Set("Authorization", "Bearer "+f.opts.Token)
+	}
+	if f.session != "" {
+		h.Set("Mcp-Session-Id", f.session)
+	}
+	if f.version != "" {
+		h.Set("MCP-Protocol-Version", f.version)
+	}
+}
+
+// post forwards one message and relays what comes back. A request that
+// cannot be delivered is answered with a JSON-RPC error, so that the client
+// is never left waiting.
+func (f *forwarder) post(env *envelope, body []byte) {
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		f.fail(env, fmt.Sprintf("forwarding to %s: %v", f.url, err))
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	f.headers(req.Header)
+	resp, err := f.opts.Client.Do(req)
+	if err != nil {
+		f.fail(env, fmt.Sprintf("forwarding to %s: %v", f.url, err))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		msg := fmt.Sprintf("%s answered %s", f.url, resp.Status)
+		var e struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+			msg += ": " + e.Error.Message
+		}
+		f.fail(env, msg)
+		return
+	}
+	if env.Method == string(mcp.MethodInitialize) {
+		f.mu.Lock()
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			f.session = id
+		}
+		f.mu.Unlock()
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mt {
+	case "text/event-stream":
+		f.relayEvents(resp.Body, env)
+	case "application/json":
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			f.fail(env, "reading the response: "+err.Error())
+			return
+		}
+		f.relay(b, env)
+	}
+	if env.Method == string(mcp.MethodNotificationInitialized) {
+		f.startListener()
+	}
+}
+
+// relay writes one message from the server to the client, compacted onto
+// one line. The negotiated protocol version is remembered from the
+// initialize response.
+func (f *forwarder) relay(data []byte, env *envelope) {
+	var line bytes.Buffer
+	if err := json.Compact(&line, data); err != nil {
+		f.opts.Logger.Warn("connect: the server sent invalid JSON", "err", err)
+		return
+	}
+	if env != nil && env.Method == string(mcp.MethodInitialize) {
+		var r struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line.Bytes(), &r) == nil && r.Result.ProtocolVersion != "" {
+			f.mu.Lock()
+			f.version = r.Result.ProtocolVersion
+			f.mu.Unlock()
+		}
+	}
+	f.out.send(func(w *bufio.Writer) error { _, err := w.Write(line.Bytes()); return err })
+}
+
+// relayEvents relays the messages of an event stream.
+func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), f.opts.MaxMessageBytes+64)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if len(data) > 0 {
+				f.relay(data, env)
+				data = data[:0]
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+	}
+	if len(data) > 0 {
+		f.relay(data, env)
+	}
+}
+
+func (f *forwarder) fail(env *envelope, msg string) {
+	f.opts.Logger.Warn("connect: "+msg, "method", env.Method)
+	if env.kind() == kindRequest {
+		f.out.send(errorFunc(env.ID, mcp.INTERNAL_ERROR, msg))
+	}
+}
+
+// startListener opens the session's standalone stream, which carries what
+// the server sends outside of any request, and reopens it when it drops.
+func (f *forwarder) startListener() {
+	f.mu.Lock()
+	if f.listener || f.session == "" {
+		f.mu.Unlock()
+		return
+	}
+	f.listener = true
+	f.mu.Unlock()
+	go func() {
+		for delay := time.Second; f.ctx.Err() == nil; delay = min(2*delay, 30*time.Second) {
+			req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, f.url, nil)
+			if err != nil {
+				return
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			f.headers(req.Header)
+			resp, err := f.opts.Client.Do(req)
+			if err == nil {
+				ok := resp.StatusCode == http.StatusOK
+				if ok {
+					delay = time.Second
+					f.relayEvents(resp.Body, nil)
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound {
+					return // no standalone stream, or the session is gone
+				}
+			}
+			select {
+			case <-f.ctx.Done():
+			case <-time.After(delay):
+			}
+		}
+	}()
+}
+
+// close deletes the session on the server.
+func (f *forwarder) close() {
+	f.mu.Lock()
+	session := f.session
+	f.mu.Unlock()
+	if session == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, f.url, nil)
+	if err != nil {
+		return
+	}
+	f.headers(req.Header)
+	if resp, err := f.opts.Client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
