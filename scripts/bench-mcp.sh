@@ -52,7 +52,7 @@ awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%08d the quick brown fox jumps
 
 praxis_stdio=("$work/praxis" serve --workspace "$ws")
 node_stdio=("$node" "$fsserver" "$ws")
-fields=cold_start_us,idle_rss_mib,peak_rss_mib,p50_us,p99_us,calls_per_sec
+fields=cold_start_us,idle_rss_mib,peak_rss_mib,p50_us,p99_us,calls_per_sec,server_cpu_us_per_call,client_cpu_us_per_call
 
 # bench LABEL MCPBENCH-ARGS... : prints "LABEL <fields>" for one run.
 bench() {
@@ -67,6 +67,7 @@ url=http://127.0.0.1:$port/mcp
 praxis_http=("$work/praxis" serve --http="127.0.0.1:$port" --workspace "$ws")
 
 results=$work/results
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 {
 	bench praxis-ping -method ping -n "$n" -cold "$cold" -- "${praxis_stdio[@]}"
 	bench node-ping -method ping -n "$n" -cold "$cold" -- "${node_stdio[@]}"
@@ -82,7 +83,7 @@ results=$work/results
 } >"$results"
 
 # The table: metric, goal, Praxis, Node, Praxis/Node.
-awk -v machine="$(nproc) cores, $(uname -sr)" '
+awk -v machine="$(nproc) cores, load average before the run: $load0" '
 function v(label, field) { return val[label, field] }
 function ms(us) { return us == "-" || us == "" ? "-" : sprintf("%.1f ms", us / 1000) }
 function usf(us) { return us == "-" || us == "" ? "-" : (us >= 10000 ? sprintf("%.1f ms", us / 1000) : sprintf("%.0f us", us)) }
@@ -92,8 +93,8 @@ function ratio(a, b) { return (a == "-" || b == "-" || a == "" || b == "" || b =
 function row(name, goal, p, nd, praw, nraw) {
 	printf "| %-36s | %-12s | %-10s | %-10s | %-11s |\n", name, goal, p, nd, ratio(praw, nraw)
 }
-BEGIN { split("cold_start_us idle_rss_mib peak_rss_mib p50_us p99_us calls_per_sec", f, " ") }
-{ for (i = 2; i <= NF; i++) val[$1, f[i - 1]] = $i }
+BEGIN { split("cold_start_us idle_rss_mib peak_rss_mib p50_us p99_us calls_per_sec server_cpu client_cpu", f, " ") }
+{ for (i = 2; i <= NF; i++) val[$1, f[i - 1]] = $i; order[++nrun] = $1 }
 END {
 	printf "MCP server benchmark (%s)\n\n", machine
 	printf "| %-36s | %-12s | %-10s | %-10s | %-11s |\n", "measure", "goal", "Praxis", "Node ref", "Praxis/Node"
@@ -114,4 +115,11 @@ END {
 	print ""
 	print "Node ref: @modelcontextprotocol/server-filesystem (read_text_file) on Node 22, stdio only."
 	print "Latency is from writing a request to reading the last byte of its response."
+	print ""
+	print "CPU time per call (all threads and children of the server; mcpbench itself), which"
+	print "depends far less on other load than latency does:"
+	print ""
+	printf "| %-18s | %-12s | %-12s |\n", "run", "server CPU", "client CPU"
+	printf "|%s|%s|%s|\n", "--------------------", "--------------", "--------------"
+	for (i = 1; i <= nrun; i++) printf "| %-18s | %-12s | %-12s |\n", order[i], usf(v(order[i], "server_cpu")), usf(v(order[i], "client_cpu"))
 }' "$results"

@@ -47,6 +47,9 @@ func checkResponse(resp []byte) error {
 	if env.Error != nil {
 		return fmt.Errorf("JSON-RPC error %d: %s", env.Error.Code, env.Error.Message)
 	}
+	if !bytes.Contains(env.Result, []byte(`"isError"`)) {
+		return nil // spare decoding a large result once more
+	}
 	var r struct {
 		IsError bool `json:"isError"`
 		Content []struct {

@@ -22,20 +22,25 @@ import (
 // result is what one mcpbench run measured. Durations are in
 // microseconds, sizes in MiB; zero means not measured.
 type result struct {
-	Label         string  `json:"label,omitempty"`
-	Transport     string  `json:"transport"`
-	Call          string  `json:"call"`
-	Clients       int     `json:"clients"`
-	Calls         int     `json:"calls"`
-	ColdStartUs   float64 `json:"cold_start_us,omitempty"`
-	IdleRSSMiB    float64 `json:"idle_rss_mib,omitempty"`
-	PeakRSSMiB    float64 `json:"peak_rss_mib,omitempty"`
-	P50Us         float64 `json:"p50_us"`
-	P90Us         float64 `json:"p90_us"`
-	P99Us         float64 `json:"p99_us"`
-	MaxUs         float64 `json:"max_us"`
-	MeanUs        float64 `json:"mean_us"`
-	CallsPerSec   float64 `json:"calls_per_sec"`
+	Label       string  `json:"label,omitempty"`
+	Transport   string  `json:"transport"`
+	Call        string  `json:"call"`
+	Clients     int     `json:"clients"`
+	Calls       int     `json:"calls"`
+	ColdStartUs float64 `json:"cold_start_us,omitempty"`
+	IdleRSSMiB  float64 `json:"idle_rss_mib,omitempty"`
+	PeakRSSMiB  float64 `json:"peak_rss_mib,omitempty"`
+	P50Us       float64 `json:"p50_us"`
+	P90Us       float64 `json:"p90_us"`
+	P99Us       float64 `json:"p99_us"`
+	MaxUs       float64 `json:"max_us"`
+	MeanUs      float64 `json:"mean_us"`
+	CallsPerSec float64 `json:"calls_per_sec"`
+	// CPU time per measured call: the spawned server's (all its threads
+	// and descendants) and mcpbench's own. Unlike latency, these hardly
+	// depend on how busy the machine is.
+	ServerCPUUs   float64 `json:"server_cpu_us_per_call,omitempty"`
+	ClientCPUUs   float64 `json:"client_cpu_us_per_call,omitempty"`
 	ResponseBytes int     `json:"response_bytes"`
 }
 
@@ -53,6 +58,11 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "latency      p50 %s  p90 %s  p99 %s  max %s  mean %s\n",
 		fmtUs(r.P50Us), fmtUs(r.P90Us), fmtUs(r.P99Us), fmtUs(r.MaxUs), fmtUs(r.MeanUs))
 	fmt.Fprintf(w, "throughput   %.0f calls/s\n", r.CallsPerSec)
+	if r.ServerCPUUs > 0 {
+		fmt.Fprintf(w, "CPU/call     server %s, client %s\n", fmtUs(r.ServerCPUUs), fmtUs(r.ClientCPUUs))
+	} else {
+		fmt.Fprintf(w, "CPU/call     client %s\n", fmtUs(r.ClientCPUUs))
+	}
 }
 
 func fmtUs(us float64) string {
@@ -247,6 +257,11 @@ func measure(ctx context.Context, c config) (*result, error) {
 	lat := make([][]time.Duration, c.clients)
 	errs := make([]error, c.clients)
 	var wg sync.WaitGroup
+	var serverCPU0 time.Duration
+	if srv != nil {
+		serverCPU0 = treeCPU(srv.cmd.Process.Pid)
+	}
+	clientCPU0 := selfCPU()
 	begin := time.Now()
 	for i, cn := range conns {
 		share := c.n / c.clients
@@ -275,6 +290,11 @@ func measure(ctx context.Context, c config) (*result, error) {
 	}
 	wg.Wait()
 	wall := time.Since(begin)
+	clientCPU := selfCPU() - clientCPU0
+	var serverCPU time.Duration
+	if srv != nil {
+		serverCPU = treeCPU(srv.cmd.Process.Pid) - serverCPU0
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -290,6 +310,10 @@ func measure(ctx context.Context, c config) (*result, error) {
 	res.MaxUs = us(all[len(all)-1])
 	res.MeanUs = us(sum / time.Duration(len(all)))
 	res.CallsPerSec = float64(len(all)) / wall.Seconds()
+	res.ClientCPUUs = us(clientCPU / time.Duration(len(all)))
+	if serverCPU > 0 {
+		res.ServerCPUUs = us(serverCPU / time.Duration(len(all)))
+	}
 	if srv != nil {
 		_, res.PeakRSSMiB = treeMemory(srv.cmd.Process.Pid)
 	}
@@ -381,4 +405,37 @@ func descendants(pid int) []int {
 		out = append(out, children[out[i]]...)
 	}
 	return out
+}
+
+// selfCPU is the CPU time this process has used, user and system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// treeCPU is the CPU time used so far by pid's threads and its
+// descendants' threads, from /proc/PID/task/TID/schedstat (nanoseconds on
+// the CPU); zero where that is not available.
+func treeCPU(pid int) time.Duration {
+	var total time.Duration
+	for _, p := range descendants(pid) {
+		tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(p), "task", "*", "schedstat"))
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) == 0 {
+				continue
+			}
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				total += time.Duration(ns)
+			}
+		}
+	}
+	return total
 }
