@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +126,71 @@ func BenchmarkStdio(b *testing.B) {
 			for b.Loop() {
 				c.call(b, tc.method, tc.params)
 			}
+		})
+	}
+}
+
+// BenchmarkHTTP drives the streamable HTTP transport on a loopback
+// listener with 8 clients per CPU, each with its own session, as
+// cmd/mcpbench -c does. The client's cost shows in the same profile;
+// filter it out with pprof -focus=mcpserver.
+func BenchmarkHTTP(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "tiny.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Options{
+		Open:           func(dir string) (*praxis.Engine, error) { return praxis.New(praxis.Options{Workspace: dir}) },
+		Workspace:      ws,
+		FixedWorkspace: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStreamableHTTP(ctx, ln, mcpserver.HTTPOptions{}) }()
+	b.Cleanup(func() { cancel(); <-done; srv.Close() })
+	url := "http://" + ln.Addr().String() + "/mcp"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+	post := func(b *testing.B, session, body string) (string, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Error(err)
+			return "", ""
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode/100 != 2 || strings.Contains(string(data), `"error"`) || strings.Contains(string(data), `"isError":true`) {
+			b.Errorf("HTTP %d: %.300s", resp.StatusCode, data)
+		}
+		return resp.Header.Get("Mcp-Session-Id"), string(data)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"ping", `{"jsonrpc":"2.0","id":2,"method":"ping"}`},
+		{"read_file_tiny", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"tiny.txt"}}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				s, _ := post(b, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+				post(b, s, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				for pb.Next() {
+					post(b, s, tc.body)
+				}
+			})
 		})
 	}
 }
