@@ -24,6 +24,7 @@ import (
 //
 //	go test ./conformance -run '^$' -bench Stdio -benchmem
 //	go test ./conformance -run '^$' -bench Stdio/read_file_10MB -cpuprofile cpu.prof
+//	go test ./conformance -run '^$' -bench HTTP -cpuprofile cpu.prof
 //	go tool pprof -top cpu.prof
 
 // stdioClient is a raw JSON-RPC client on a server served over pipes.
