@@ -16,15 +16,14 @@ import (
 	"github.com/praxis-tools/praxis/praxis"
 )
 
-// These benchmarks drive the MCP server in-process, over the same newline
-// JSON-RPC a stdio client speaks and over loopback HTTP, so that `go test -bench -cpuprofile`
-// shows where a call's time goes without a process boundary. The
-// end-to-end figures, with the process, come from cmd/mcpbench
-// (scripts/bench-mcp.sh).
+// These benchmarks drive the MCP server in-process, over the newline
+// JSON-RPC a stdio client speaks and over loopback HTTP, so that
+// `go test -bench -cpuprofile` shows where a call's time goes without a
+// process boundary. The end-to-end figures, with the process, come from
+// cmd/mcpbench (scripts/bench-mcp.sh).
 //
 //	go test ./conformance -run '^$' -bench Stdio -benchmem
 //	go test ./conformance -run '^$' -bench Stdio/read_file_10MB -cpuprofile cpu.prof
-//	go test ./conformance -run '^$' -bench HTTP -cpuprofile cpu.prof
 //	go test ./conformance -run '^$' -bench HTTP -cpuprofile cpu.prof
 //	go tool pprof -top cpu.prof
 
