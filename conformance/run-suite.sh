@@ -133,7 +133,9 @@ for i in $(seq "$runs"); do
 		stop_server
 		if [ "$rc" -eq 0 ]; then
 			passed=$((passed + 1))
-			echo "run $i/$runs $t: ok ($(grep -E '^Total:' "$out/suite.log" || echo 'no total'))"
+			echo "run $i/$runs $t: ok ($(grep -E '^(Total|Passed):' "$out/suite.log" || echo 'no total'))"
+			warned=$(grep -l '"status": "WARNING"' "$out"/results/*/checks.json 2>/dev/null | sed 's|.*/results/server-\(.*\)-[0-9T:-]*Z/checks.json|\1|' | sort -u | tr '\n' ' ' || true)
+			[ -n "$warned" ] && echo "  warnings in: $warned"
 			[ "$i" -eq 1 ] && sed -n '/=== SUMMARY ===/,$p' "$out/suite.log"
 		else
 			failed=$((failed + 1))
@@ -146,9 +148,10 @@ for i in $(seq "$runs"); do
 	done
 done
 
-echo "logs: $work"
 if [ "$failed" -eq 0 ]; then
 	rm -rf "$work"
+else
+	echo "logs kept in $work"
 fi
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
