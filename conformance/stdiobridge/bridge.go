@@ -320,10 +320,15 @@ func (s *session) release(st *stream) {
 			delete(s.progress, k)
 		}
 	}
+	s.dropPost(st)
+}
+
+// dropPost removes st from the open POST streams; s.mu is held.
+func (s *session) dropPost(st *stream) {
 	for i, v := range s.posts {
 		if v == st {
 			s.posts = append(s.posts[:i:i], s.posts[i+1:]...)
-			break
+			return
 		}
 	}
 }
@@ -377,7 +382,10 @@ func (s *session) route(line []byte) {
 			return
 		}
 		delete(s.pending, key(m.ID))
-		target.push(line, key(m.ID))
+		if target.push(line, key(m.ID)) {
+			// Answered in full: later messages must not ride on it.
+			s.dropPost(target)
+		}
 		return
 	case m.Method == "notifications/progress" && len(m.Params.ProgressToken) > 0:
 		target = s.progress[key(m.Params.ProgressToken)]
@@ -437,7 +445,8 @@ func newStream() *stream {
 }
 
 // push queues a message; answered names the request it answers, if any.
-func (st *stream) push(msg []byte, answered string) {
+// It reports whether the stream is now complete.
+func (st *stream) push(msg []byte, answered string) bool {
 	st.mu.Lock()
 	st.queue = append(st.queue, msg)
 	if answered != "" {
@@ -446,8 +455,10 @@ func (st *stream) push(msg []byte, answered string) {
 			st.done = true
 		}
 	}
+	done := st.done
 	st.mu.Unlock()
 	st.signal()
+	return done
 }
 
 func (st *stream) finish() {

@@ -26,8 +26,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeServer answers initialize and two tools: "slow" reports two progress
-// notifications and logs once before its response; "crash" exits.
+// fakeServer answers initialize and three tools: "crash" exits, "after"
+// notifies after its response, and any other reports two progress
+// notifications and logs once before its response.
 func fakeServer(in io.Reader, out io.Writer) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 1<<20)
@@ -57,6 +58,11 @@ func fakeServer(in io.Reader, out io.Writer) {
 				"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "serverInfo": map[string]any{"name": "fake", "version": "1"}}})
 		case m.Method == "tools/call" && m.Params.Name == "crash":
 			os.Exit(3)
+		case m.Method == "tools/call" && m.Params.Name == "after":
+			// A notification after the response: no POST stream is
+			// waiting, so it belongs on the GET stream.
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"content": []any{}}})
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 		case m.Method == "tools/call":
 			for i := 1; i <= 2 && len(m.Params.Meta.ProgressToken) > 0; i++ {
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
@@ -271,5 +277,55 @@ func TestMaxSessions(t *testing.T) {
 	}
 	if r := post(t, url, "", initBody); r.status != http.StatusServiceUnavailable {
 		t.Errorf("fifth session: %d, want 503", r.status)
+	}
+}
+
+func TestServerMessagesWithoutARequestGoToTheGETStream(t *testing.T) {
+	url := startBridge(t)
+	s := initSession(t, url)
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set(sessionHeader, s)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	// A second GET stream for the session is refused.
+	req2, _ := http.NewRequest(http.MethodGet, url, nil)
+	req2.Header.Set(sessionHeader, s)
+	resp2, err := http.DefaultClient.Do(req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusConflict {
+		t.Errorf("second GET: %d, want 409", resp2.StatusCode)
+	}
+
+	r := post(t, url, s, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"after"}}`)
+	if len(r.events) != 1 || !strings.Contains(r.events[0], `"id":5`) {
+		t.Fatalf("POST stream: %q", r.events)
+	}
+	got := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				got <- d
+				return
+			}
+		}
+	}()
+	select {
+	case d := <-got:
+		if !strings.Contains(d, "notifications/tools/list_changed") {
+			t.Errorf("GET stream got %s", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("notification never reached the GET stream")
 	}
 }
