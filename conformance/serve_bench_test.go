@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func (c *stdioClient) call(b *testing.B, method, params string) int {
 		if !strings.Contains(head, want) && !strings.Contains(tail, fmt.Sprintf(`"id":%d}`, c.id)) {
 			continue
 		}
-		if strings.Contains(head, `"error"`) || strings.Contains(string(line), `"isError":true`) {
+		if strings.Contains(head, `"error"`) || bytes.Contains(line, []byte(`"isError":true`)) {
 			b.Fatalf("call failed: %.300s", line)
 		}
 		return len(line)

@@ -62,7 +62,11 @@ bench() {
 	echo "$label $("$work/mcpbench" -fields "$fields" -dir "$ws" "$@")"
 }
 
-port=$((20000 + RANDOM % 30000))
+# A loopback port nobody listens on.
+for _ in $(seq 50); do
+	port=$((20000 + RANDOM % 30000))
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
 url=http://127.0.0.1:$port/mcp
 praxis_http=("$work/praxis" serve --http="127.0.0.1:$port" --workspace "$ws")
 
