@@ -87,7 +87,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 } >"$results"
 
 # The table: metric, goal, Praxis, Node, Praxis/Node.
-awk -v machine="$(nproc) cores, load average before the run: $load0" '
+awk -v cores="$(nproc)" -v machine="$(nproc) cores, load average before the run: $load0" '
 function v(label, field) { return val[label, field] }
 function ms(us) { return us == "-" || us == "" ? "-" : sprintf("%.1f ms", us / 1000) }
 function usf(us) { return us == "-" || us == "" ? "-" : (us >= 10000 ? sprintf("%.1f ms", us / 1000) : sprintf("%.0f us", us)) }
@@ -116,9 +116,13 @@ END {
 	row("tiny read_file p50 (HTTP, 1 client)", "<= 150 us", usf(v("praxis-http1", "p50_us")), "-", "-", "-")
 	row("tiny read_file (HTTP, 16 clients)", ">= 20000/s", num(v("praxis-http16", "calls_per_sec")), "-", "-", "-")
 	row("ping (HTTP, 16 clients)", "", num(v("praxis-httpping16", "calls_per_sec")), "-", "-", "-")
+	sc = v("praxis-http16", "server_cpu")
+	row("  server-CPU bound, all cores (*)", ">= 20000/s", (sc == "-" || sc == "" || sc == 0) ? "-" : num(cores * 1e6 / sc), "-", "-", "-")
 	print ""
 	print "Node ref: @modelcontextprotocol/server-filesystem (read_text_file) on Node 22, stdio only."
 	print "Latency is from writing a request to reading the last byte of its response."
+	print "(*) derived: the calls/s the server could sustain with every core to itself, from its"
+	print "    CPU time per call in the 16-client run (mcpbench itself shares the cores otherwise)."
 	print ""
 	print "CPU time per call (all threads and children of the server; mcpbench itself), which"
 	print "depends far less on other load than latency does:"

@@ -66,14 +66,20 @@ func checkResponse(resp []byte) error {
 	return nil
 }
 
+// request encodes a JSON-RPC request by hand: it is on the measured path.
+// params must be compact JSON (it is sent as one stdio line).
 func request(id int64, method string, params json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      int64           `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", id, method, params})
-	return b
+	m, _ := json.Marshal(method)
+	b := make([]byte, 0, 48+len(m)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = append(b, m...)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
 }
 
 func notification(method string, params json.RawMessage) []byte {

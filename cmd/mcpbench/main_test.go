@@ -210,3 +210,29 @@ func TestFields(t *testing.T) {
 		t.Errorf("fields: %q, want %q", got, "20 stdio -")
 	}
 }
+
+func TestRequestEncoding(t *testing.T) {
+	c := config{method: "tools/call", tool: "read_file", args: "{\n  \"path\": \"a \\\"b\\\".txt\"\n}"}
+	got := request(7, c.method, c.params())
+	if bytes.ContainsRune(got, '\n') {
+		t.Errorf("request spans lines: %s", got)
+	}
+	var m struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id"`
+		Method  string `json:"method"`
+		Params  struct {
+			Name      string            `json:"name"`
+			Arguments map[string]string `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(got, &m); err != nil {
+		t.Fatalf("%s: %v", got, err)
+	}
+	if m.JSONRPC != "2.0" || m.ID != 7 || m.Method != "tools/call" || m.Params.Name != "read_file" || m.Params.Arguments["path"] != `a "b".txt` {
+		t.Errorf("decoded %+v from %s", m, got)
+	}
+	if got := string(request(1, "ping", nil)); got != `{"jsonrpc":"2.0","id":1,"method":"ping"}` {
+		t.Errorf("ping: %s", got)
+	}
+}
