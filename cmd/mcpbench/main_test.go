@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestMain doubles as a stdio MCP server when mcpbench, under test, spawns
@@ -47,6 +48,8 @@ func answer(m rpc) (notes []string, resp string) {
 	case m.Method == "tools/call" && m.Params.Name == "echo":
 		return []string{`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
 			`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"hi"}]},"id":` + id + `}`
+	case m.Method == "tools/call" && m.Params.Name == "hang":
+		time.Sleep(time.Hour) // never answers
 	case m.Method == "tools/call" && m.Params.Name == "fail":
 		return nil, `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"E_NOT_FOUND: no such file\nmore"}],"isError":true}}`
 	}
@@ -111,6 +114,20 @@ func fakeHTTP(t *testing.T) (url string, sessions *atomic.Int32) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return fmt.Sprintf("http://%s/mcp", ln.Addr()), sessions
+}
+
+// hangingURL is a loopback HTTP endpoint that accepts requests and never
+// answers them.
+func hangingURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { close(release); srv.Close() })
+	return fmt.Sprintf("http://%s/mcp", ln.Addr())
 }
 
 func runBench(t *testing.T, args ...string) (string, string, int) {
@@ -184,6 +201,8 @@ func TestRefuses(t *testing.T) {
 	}{
 		{"an isError result", append([]string{"-tool", "fail", "-cold", "0"}, selfServer(t)...), 1, "E_NOT_FOUND: no such file"},
 		{"a JSON-RPC error", append([]string{"-method", "nope", "-cold", "0"}, selfServer(t)...), 1, "-32601"},
+		{"a server that never answers", append([]string{"-tool", "hang", "-cold", "0", "-timeout", "300ms"}, selfServer(t)...), 1, "no response for 300ms"},
+		{"an HTTP server that never answers", []string{"-url", hangingURL(t), "-method", "ping", "-timeout", "300ms"}, 1, "no response for 300ms"},
 		{"a non-loopback URL", []string{"-url", "http://192.0.2.1/mcp", "-method", "ping"}, 1, "loopback"},
 		{"concurrency on stdio", append([]string{"-method", "ping", "-c", "2"}, selfServer(t)...), 2, "-c above 1"},
 		{"no server", []string{"-method", "ping"}, 2, "give a server"},

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -76,6 +77,7 @@ func fmtUs(us float64) string {
 type server struct {
 	cmd  *exec.Cmd
 	conn *stdioConn // stdio servers only
+	out  *os.File   // the read end of the server's stdout (stdio only)
 	done chan struct{}
 }
 
@@ -87,24 +89,51 @@ func spawn(c config, stdio bool) (*server, error) {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	s := &server{cmd: cmd, done: make(chan struct{})}
+	var childEnds []*os.File
 	if stdio {
-		in, err := cmd.StdinPipe()
+		// Blocking pipes: a read then waits in the kernel instead of the
+		// runtime's poller, which keeps mcpbench's own share of each
+		// round trip small.
+		inR, inW, err := blockingPipe()
 		if err != nil {
 			return nil, err
 		}
-		out, err := cmd.StdoutPipe()
+		outR, outW, err := blockingPipe()
 		if err != nil {
+			inR.Close()
+			inW.Close()
 			return nil, err
 		}
-		s.conn = newStdioConn(in, out)
+		cmd.Stdin, cmd.Stdout = inR, outW
+		childEnds = []*os.File{inR, outW}
+		s.conn = newStdioConn(inW, outR)
+		s.out = outR
 	} else {
 		cmd.Stdout = cmd.Stderr
 	}
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	for _, f := range childEnds {
+		f.Close()
+	}
+	if err != nil {
+		if s.conn != nil {
+			s.conn.close()
+			s.out.Close()
+		}
 		return nil, err
 	}
 	go func() { cmd.Wait(); close(s.done) }()
 	return s, nil
+}
+
+// blockingPipe returns a pipe whose ends are in blocking mode, so that
+// the os package reads and writes them with plain system calls.
+func blockingPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
 // stop closes the server's stdin, then kills its process group if it has
@@ -121,16 +150,20 @@ func (s *server) stop() {
 	}
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	<-s.done
+	if s.out != nil {
+		s.out.Close()
+	}
 }
 
 // startServer spawns the server and initializes a session with it,
 // returning the time from spawn to the initialize response.
-func startServer(ctx context.Context, c config, client *http.Client) (*server, conn, time.Duration, error) {
+func startServer(ctx context.Context, c config, client *http.Client, wd *watchdog) (*server, conn, time.Duration, error) {
 	start := time.Now()
 	s, err := spawn(c, c.url == "")
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	wd.watch(s)
 	if c.url == "" {
 		if err := initialize(ctx, s.conn); err != nil {
 			s.stop()
@@ -171,10 +204,13 @@ func measure(ctx context.Context, c config) (*result, error) {
 	if c.method == "tools/call" {
 		res.Call = c.tool + " " + c.args
 	}
-	client := &http.Client{Transport: &http.Transport{
+	client := &http.Client{Timeout: c.timeout, Transport: &http.Transport{
 		MaxIdleConnsPerHost: c.clients + 4,
 		DialContext:         loopbackDialer,
 	}}
+	wd := &watchdog{limit: c.timeout}
+	wd.tick()
+	go wd.run(ctx, cancel)
 	if c.url != "" {
 		res.Transport = "http"
 		u, err := url.Parse(c.url)
@@ -189,10 +225,11 @@ func measure(ctx context.Context, c config) (*result, error) {
 	if len(c.command) > 0 {
 		var colds []time.Duration
 		for i := range max(c.cold, 1) {
-			s, cn, d, err := startServer(ctx, c, client)
+			s, cn, d, err := startServer(ctx, c, client, wd)
 			if err != nil {
-				return nil, fmt.Errorf("starting server: %w", err)
+				return nil, wd.explain(fmt.Errorf("starting server: %w", err))
 			}
+			wd.tick()
 			colds = append(colds, d)
 			if i == max(c.cold, 1)-1 {
 				srv, first = s, cn
@@ -225,8 +262,9 @@ func measure(ctx context.Context, c config) (*result, error) {
 		}
 		hc := newHTTPConn(c.url, client)
 		if err := initialize(ctx, hc); err != nil {
-			return nil, fmt.Errorf("client %d: %w", i, err)
+			return nil, wd.explain(fmt.Errorf("client %d: %w", i, err))
 		}
+		wd.tick()
 		conns[i] = hc
 	}
 	defer func() {
@@ -246,8 +284,9 @@ func measure(ctx context.Context, c config) (*result, error) {
 				err = checkResponse(resp)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("warm-up call: %w", err)
+				return nil, wd.explain(fmt.Errorf("warm-up call: %w", err))
 			}
+			wd.tick()
 			if i == 0 {
 				res.ResponseBytes = len(resp)
 			}
@@ -284,6 +323,7 @@ func measure(ctx context.Context, c config) (*result, error) {
 					return
 				}
 				l = append(l, done.Sub(t0))
+				wd.tick()
 			}
 			lat[i] = l
 		}()
@@ -296,7 +336,7 @@ func measure(ctx context.Context, c config) (*result, error) {
 		serverCPU = treeCPU(srv.cmd.Process.Pid) - serverCPU0
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, wd.explain(err)
 	}
 	all := slices.Concat(lat...)
 	slices.Sort(all)
@@ -438,4 +478,46 @@ func treeCPU(pid int) time.Duration {
 		}
 	}
 	return total
+}
+
+// watchdog ends a run that stops making progress: when no call has
+// completed for limit, it cancels the run and kills the current server,
+// whose closed pipes then unblock any read.
+type watchdog struct {
+	limit time.Duration
+	last  atomic.Int64
+	cur   atomic.Pointer[server]
+	fired atomic.Bool
+}
+
+func (w *watchdog) tick()           { w.last.Store(time.Now().UnixNano()) }
+func (w *watchdog) watch(s *server) { w.cur.Store(s) }
+
+func (w *watchdog) run(ctx context.Context, cancel context.CancelFunc) {
+	t := time.NewTicker(max(w.limit/8, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, w.last.Load())) < w.limit {
+			continue
+		}
+		w.fired.Store(true)
+		cancel()
+		if s := w.cur.Load(); s != nil {
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return
+	}
+}
+
+// explain replaces err when the watchdog caused it.
+func (w *watchdog) explain(err error) error {
+	if err != nil && w.fired.Load() {
+		return fmt.Errorf("no response for %s (-timeout): %w", w.limit, err)
+	}
+	return err
 }
