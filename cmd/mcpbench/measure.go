@@ -514,9 +514,12 @@ func (w *watchdog) run(ctx context.Context, cancel context.CancelFunc) {
 	}
 }
 
-// explain replaces err when the watchdog caused it.
+// explain names the -timeout when it caused err: the watchdog fired, or
+// the HTTP client's own timeout (the same limit) ran out first.
 func (w *watchdog) explain(err error) error {
-	if err != nil && w.fired.Load() {
+	var ne net.Error
+	timedOut := errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	if err != nil && (w.fired.Load() || timedOut) {
 		return fmt.Errorf("no response for %s (-timeout): %w", w.limit, err)
 	}
 	return err
