@@ -19,12 +19,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -95,8 +95,8 @@ type Server struct {
 	def     *praxis.Engine // the default workspace's engine
 	release func()
 
-	toolsMu sync.Mutex
-	mounted []string // names of the tools mounted, sorted
+	toolsMu     sync.Mutex
+	engineTools map[string]bool // the engine's tools, as mounted
 }
 
 // New opens the default workspace and builds the server.
@@ -168,26 +168,35 @@ func (s *Server) Close() error {
 // Workspace returns the default workspace's directory.
 func (s *Server) Workspace() string { return s.def.Workspace().Dir() }
 
-// syncTools mounts the default engine's catalog on the protocol server,
-// if it changed since the last call. Every tool of the catalog is served;
-// nothing here knows tools by name.
+// syncTools mounts the default engine's catalog on the protocol server:
+// tools added to the catalog since the last call are mounted, tools
+// removed from it unmounted. Every tool of the catalog is served; nothing
+// here knows tools by name.
 func (s *Server) syncTools() {
 	tools := s.def.Catalog().Tools()
-	names := make([]string, len(tools))
-	for i, t := range tools {
-		names[i] = t.Name
-	}
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
-	if slices.Equal(names, s.mounted) {
-		return
+	current := make(map[string]bool, len(tools))
+	var added []server.ServerTool
+	for _, t := range tools {
+		current[t.Name] = true
+		if !s.engineTools[t.Name] {
+			added = append(added, server.ServerTool{Tool: mcpTool(t), Handler: s.toolHandler(t.Name)})
+		}
 	}
-	st := make([]server.ServerTool, len(tools))
-	for i, t := range tools {
-		st[i] = server.ServerTool{Tool: mcpTool(t), Handler: s.toolHandler(t.Name)}
+	var removed []string
+	for name := range s.engineTools {
+		if !current[name] {
+			removed = append(removed, name)
+		}
 	}
-	s.mcp.SetTools(st...)
-	s.mounted = names
+	if len(removed) > 0 {
+		s.mcp.DeleteTools(removed...)
+	}
+	if len(added) > 0 {
+		s.mcp.AddTools(added...)
+	}
+	s.engineTools = current
 }
 
 // mcpTool describes t for tools/list: its schemas verbatim and all four
@@ -215,6 +224,9 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		eng, release := s.engineFor(ctx)
 		defer release()
 		args := req.Params.RawArguments
+		if bytes.Equal(args, []byte("null")) {
+			args = nil // absent, as the fast path treats it
+		}
 		if len(args) == 0 && req.Params.Arguments != nil {
 			b, err := json.Marshal(req.Params.Arguments)
 			if err != nil {
@@ -231,15 +243,21 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		if err != nil {
 			return nil, err // unknown tool: a protocol error
 		}
-		out := &mcp.CallToolResult{
-			Content: []mcp.Content{mcp.TextContent{Type: "text", Text: res.Text}},
-			IsError: res.IsError,
-		}
-		if !res.IsError && res.Structured != nil {
-			out.StructuredContent = res.Structured
-		}
-		return out, nil
+		return toolResult(res), nil
 	}
+}
+
+// toolResult converts an engine result: its text, once, and its structured
+// data when the call succeeded.
+func toolResult(res praxis.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.TextContent{Type: "text", Text: res.Text}},
+		IsError: res.IsError,
+	}
+	if !res.IsError && res.Structured != nil {
+		out.StructuredContent = res.Structured
+	}
+	return out
 }
 
 // engineFor returns the engine of the workspace the session in ctx works
