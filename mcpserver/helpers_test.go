@@ -93,7 +93,7 @@ func newTestServer(t testing.TB, opts Options, started chan<- string) (*Server, 
 		}
 		return eng, nil
 	}
-	opts.Extensions = append(opts.Extensions, logTool)
+	opts.Extensions = append(opts.Extensions, Extension{Mount: logTool})
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ type Options struct {
 	Skills func(*praxis.Engine) Skills
 	// Extensions add further MCP features to the protocol server before it
 	// serves; the conformance fixtures mount themselves this way.
-	Extensions []func(*server.MCPServer)
+	Extensions []Extension
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
 }
@@ -97,6 +97,10 @@ type Server struct {
 
 	toolsMu     sync.Mutex
 	engineTools map[string]bool // the engine's tools, as mounted
+
+	listMu       sync.Mutex
+	listedNotes  listed
+	listedSkills listed
 }
 
 // New opens the default workspace and builds the server.
@@ -122,9 +126,13 @@ func New(opts Options) (*Server, error) {
 	s.def, s.release = def, release
 
 	hooks := &server.Hooks{}
-	hooks.AddBeforeListTools(func(ctx context.Context, id any, _ *mcp.ListToolsRequest) {
-		s.syncTools()
-	})
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.syncTools() })
+	if opts.Notes != nil || opts.Skills != nil {
+		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { s.refreshLists(ctx) })
+	}
+	if opts.Skills != nil {
+		hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { s.refreshSkills(ctx) })
+	}
 	mopts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
@@ -132,14 +140,14 @@ func New(opts Options) (*Server, error) {
 		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
 	}
-	if opts.Notes != nil || opts.Skills != nil || len(opts.Extensions) > 0 {
-		mopts = append(mopts, server.WithResourceCapabilities(len(opts.Extensions) > 0, true))
+	if opts.Notes != nil || opts.Skills != nil {
+		mopts = append(mopts, server.WithResourceCapabilities(false, true))
 	}
-	if opts.Skills != nil || len(opts.Extensions) > 0 {
+	if opts.Skills != nil {
 		mopts = append(mopts, server.WithPromptCapabilities(true))
 	}
-	if len(opts.Extensions) > 0 {
-		mopts = append(mopts, server.WithCompletions())
+	for _, ext := range opts.Extensions {
+		mopts = append(mopts, ext.Options...)
 	}
 	s.mcp = server.NewMCPServer("praxis", opts.Version, mopts...)
 	s.syncTools()
@@ -151,9 +159,31 @@ func New(opts Options) (*Server, error) {
 		}
 	})
 	for _, ext := range opts.Extensions {
-		ext(s.mcp)
+		if ext.Mount != nil {
+			ext.Mount(s.mcp)
+		}
 	}
 	return s, nil
+}
+
+// refreshLists lists the notes and skills again.
+func (s *Server) refreshLists(ctx context.Context) {
+	if s.opts.Notes != nil {
+		s.refreshNotes(ctx)
+	}
+	if s.opts.Skills != nil {
+		s.refreshSkills(ctx)
+	}
+}
+
+// Extension adds MCP features beyond the engine's to the protocol server.
+// Its tools must not take the names of engine tools.
+type Extension struct {
+	// Options are applied when the protocol server is built, after the
+	// server's own; capabilities are declared this way.
+	Options []server.ServerOption
+	// Mount adds tools, resources and prompts.
+	Mount func(*server.MCPServer)
 }
 
 const instructions = "Praxis works on one workspace directory. Read files with read_file before editing them: " +

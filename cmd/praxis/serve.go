@@ -85,7 +85,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		Logger:         log,
 	}
 	if *fixtures {
-		opts.Extensions = append(opts.Extensions, conformance.Mount)
+		opts.Extensions = append(opts.Extensions, conformance.Fixtures())
 	}
 	srv, err := mcpserver.New(opts)
 	if err != nil {
