@@ -214,7 +214,7 @@ func TestHTTPToolCall(t *testing.T) {
 
 func TestHTTPOriginAndHost(t *testing.T) {
 	s, _ := newTestServer(t, Options{}, nil)
-	h := startHTTP(t, s, HTTPOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	h := startHTTP(t, s, HTTPOptions{AllowedOrigins: []string{"https://app.example.com", "vscode-file://vscode-app"}})
 	init := mustJSON(request(0, "initialize", initParams(nil)))
 	for _, tc := range []struct {
 		name   string
@@ -228,6 +228,9 @@ func TestHTTPOriginAndHost(t *testing.T) {
 		{"foreign origin", []string{"Origin", "http://evil.example.com"}, 403},
 		{"lookalike origin", []string{"Origin", "http://localhost.evil.example.com"}, 403},
 		{"null origin", []string{"Origin", "null"}, 403},
+		{"allowed non-http origin", []string{"Origin", "vscode-file://vscode-app"}, 200},
+		{"loopback with another scheme", []string{"Origin", "file://localhost"}, 403},
+		{"IP lookalike", []string{"Origin", "http://127.0.0.1.evil.example.com"}, 403},
 		{"foreign host", []string{"Host", "evil.example.com"}, 403},
 		{"rebinding", []string{"Host", "evil.example.com:80", "Origin", "http://evil.example.com"}, 403},
 		{"localhost host", []string{"Host", "localhost:1234"}, 200},
