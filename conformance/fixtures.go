@@ -1,6 +1,6 @@
 // Package conformance holds what proves that Praxis speaks MCP correctly.
 //
-// Mount adds the fixture tools, resources and prompts the official
+// Fixtures mounts the tools, resources and prompts the official
 // conformance suite (npm @modelcontextprotocol/conformance, server mode)
 // calls by name. "praxis serve --conformance-fixtures" mounts them on the
 // real server, so the suite exercises Praxis's own transports, sessions and
@@ -23,6 +23,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/praxis-tools/praxis/mcpserver"
 )
 
 // Fixture texts the suite's scenarios describe.
@@ -34,6 +36,19 @@ const (
 	PromptEmbedded    = "Embedded resource content for testing."
 	notificationPause = 50 * time.Millisecond
 )
+
+// Fixtures is the extension that mounts the fixtures with the
+// capabilities they need (resource subscriptions, prompts, completion).
+func Fixtures() mcpserver.Extension {
+	return mcpserver.Extension{
+		Options: []server.ServerOption{
+			server.WithResourceCapabilities(true, true),
+			server.WithPromptCapabilities(true),
+			server.WithCompletions(),
+		},
+		Mount: Mount,
+	}
+}
 
 // Mount adds the conformance fixtures to s.
 func Mount(s *server.MCPServer) {

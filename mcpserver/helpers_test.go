@@ -93,7 +93,7 @@ func newTestServer(t testing.TB, opts Options, started chan<- string) (*Server, 
 		}
 		return eng, nil
 	}
-	opts.Extensions = append(opts.Extensions, logTool)
+	opts.Extensions = append(opts.Extensions, Extension{Mount: logTool})
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +137,8 @@ func decodeMsg(t testing.TB, line []byte) msg {
 	return m
 }
 
-// toolResult is a tools/call result.
-type toolResult struct {
+// wireResult is a tools/call result.
+type wireResult struct {
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -147,19 +147,19 @@ type toolResult struct {
 	IsError           bool            `json:"isError"`
 }
 
-func (m msg) tool(t testing.TB) toolResult {
+func (m msg) tool(t testing.TB) wireResult {
 	t.Helper()
 	if m.Error != nil {
 		t.Fatalf("error response: %d %s", m.Error.Code, m.Error.Message)
 	}
-	var r toolResult
+	var r wireResult
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		t.Fatalf("result %s: %v", m.Result, err)
 	}
 	return r
 }
 
-func (r toolResult) text() string {
+func (r wireResult) text() string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		b.WriteString(c.Text)

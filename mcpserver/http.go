@@ -151,7 +151,6 @@ func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts 
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          nil,
 	}
 	s.log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+h.opts.Path, "workspace", s.Workspace())
 	errc := make(chan error, 1)
@@ -299,12 +298,17 @@ func (h *HTTPHandler) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], h.tokenSum[:]) == 1
 }
 
+// originAllowed reports whether origin is one given in AllowedOrigins, or
+// an http(s) origin on a loopback host.
 func (h *HTTPHandler) originAllowed(origin string) bool {
+	if h.origins[normalizeOrigin(origin)] {
+		return true
+	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	return loopbackHost(u.Host) || h.origins[normalizeOrigin(origin)]
+	return loopbackHost(u.Host)
 }
 
 func normalizeOrigin(o string) string { return strings.TrimRight(strings.ToLower(o), "/") }

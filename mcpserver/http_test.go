@@ -155,15 +155,40 @@ func (c *httpClient) initialize() {
 // being the response.
 func (c *httpClient) call(id int, name string, args any, token any) []msg {
 	c.t.Helper()
-	resp := c.post(mustJSON(request(id, "tools/call", callParams(name, args, token))))
+	ms, err := c.tryCall(id, name, args, token)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return ms
+}
+
+// tryCall is call for goroutines other than the test's: it reports
+// failures instead of stopping the test.
+func (c *httpClient) tryCall(id int, name string, args any, token any) ([]msg, error) {
+	body := mustJSON(request(id, "tools/call", callParams(name, args, token)))
+	req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
 	if resp.StatusCode != http.StatusOK {
-		c.t.Fatalf("tools/call %s: %s", name, resp.Status)
+		resp.Body.Close()
+		return nil, fmt.Errorf("tools/call %s: %s", name, resp.Status)
 	}
 	ms := messages(c.t, resp)
 	if len(ms) == 0 || string(ms[len(ms)-1].ID) != fmt.Sprint(id) {
-		c.t.Fatalf("tools/call %s: no response at the end of %v", name, ms)
+		return nil, fmt.Errorf("tools/call %s: no response at the end of %v", name, ms)
 	}
-	return ms
+	if e := ms[len(ms)-1].Error; e != nil {
+		return nil, fmt.Errorf("tools/call %s: error %d %s", name, e.Code, e.Message)
+	}
+	return ms, nil
 }
 
 func errorCode(t testing.TB, resp *http.Response) int {
@@ -189,7 +214,7 @@ func TestHTTPToolCall(t *testing.T) {
 
 func TestHTTPOriginAndHost(t *testing.T) {
 	s, _ := newTestServer(t, Options{}, nil)
-	h := startHTTP(t, s, HTTPOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	h := startHTTP(t, s, HTTPOptions{AllowedOrigins: []string{"https://app.example.com", "vscode-file://vscode-app"}})
 	init := mustJSON(request(0, "initialize", initParams(nil)))
 	for _, tc := range []struct {
 		name   string
@@ -203,6 +228,9 @@ func TestHTTPOriginAndHost(t *testing.T) {
 		{"foreign origin", []string{"Origin", "http://evil.example.com"}, 403},
 		{"lookalike origin", []string{"Origin", "http://localhost.evil.example.com"}, 403},
 		{"null origin", []string{"Origin", "null"}, 403},
+		{"allowed non-http origin", []string{"Origin", "vscode-file://vscode-app"}, 200},
+		{"loopback with another scheme", []string{"Origin", "file://localhost"}, 403},
+		{"IP lookalike", []string{"Origin", "http://127.0.0.1.evil.example.com"}, 403},
 		{"foreign host", []string{"Host", "evil.example.com"}, 403},
 		{"rebinding", []string{"Host", "evil.example.com:80", "Origin", "http://evil.example.com"}, 403},
 		{"localhost host", []string{"Host", "localhost:1234"}, 200},
@@ -448,10 +476,15 @@ func TestHTTPNotificationsPrecedeResponse(t *testing.T) {
 				id := 1000*round + p + 10
 				tag := fmt.Sprintf("tag-%d", id)
 				var ms []msg
+				var err error
 				if p%2 == 0 {
-					ms = c.call(id, "steps", map[string]any{"n": steps}, tag)
+					ms, err = c.tryCall(id, "steps", map[string]any{"n": steps}, tag)
 				} else {
-					ms = c.call(id, "log", map[string]any{"n": steps, "tag": tag}, nil)
+					ms, err = c.tryCall(id, "log", map[string]any{"n": steps, "tag": tag}, nil)
+				}
+				if err != nil {
+					errs <- err
+					return
 				}
 				if len(ms) != steps+1 {
 					errs <- fmt.Errorf("call %d: %d messages, want %d notifications then the response", id, len(ms), steps+1)
@@ -483,13 +516,22 @@ func TestHTTPCancellation(t *testing.T) {
 	c := startHTTP(t, s, HTTPOptions{}).client(t)
 	c.initialize()
 	result := make(chan []msg, 1)
-	go func() { result <- c.call(7, "block", map[string]any{}, nil) }()
+	go func() {
+		ms, err := c.tryCall(7, "block", map[string]any{}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		result <- ms
+	}()
 	<-started
 	if r := c.post(mustJSON(notification("notifications/cancelled", map[string]any{"requestId": 7}))); r.StatusCode != 202 {
 		t.Fatalf("cancel: %s", r.Status)
 	}
 	select {
 	case ms := <-result:
+		if len(ms) == 0 {
+			t.Fatal("no response")
+		}
 		if res := ms[len(ms)-1].tool(t); !strings.HasPrefix(res.text(), "E_CANCELLED") {
 			t.Errorf("cancelled call: %s", ms[len(ms)-1].raw)
 		}

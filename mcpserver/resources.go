@@ -14,7 +14,7 @@ import (
 
 // mountNotes serves memory notes as memory://KEY resources: a template for
 // reading any key, and one listed resource per note of the default
-// workspace.
+// workspace, refreshed whenever a client lists resources.
 func (s *Server) mountNotes() {
 	if s.opts.Notes == nil {
 		return
@@ -28,19 +28,23 @@ func (s *Server) mountNotes() {
 			if err != nil {
 				return nil, err
 			}
-			eng, release := s.engineFor(ctx)
-			defer release()
-			text, err := s.opts.Notes(eng).Read(ctx, key)
-			if err != nil {
-				return nil, resourceError(req.Params.URI, err)
-			}
-			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
+			return s.readNote(ctx, req.Params.URI, key)
 		})
-	s.refreshNoteList(context.Background())
+	s.refreshNotes(context.Background())
 }
 
-// refreshNoteList lists the default workspace's notes as resources.
-func (s *Server) refreshNoteList(ctx context.Context) {
+func (s *Server) readNote(ctx context.Context, uri, key string) ([]mcp.ResourceContents, error) {
+	eng, release := s.engineFor(ctx)
+	defer release()
+	text, err := s.opts.Notes(eng).Read(ctx, key)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/markdown", Text: text}}, nil
+}
+
+// refreshNotes lists the default workspace's notes as resources.
+func (s *Server) refreshNotes(ctx context.Context) {
 	keys, err := s.opts.Notes(s.def).Keys(ctx)
 	if err != nil {
 		s.log.Warn("listing memory notes", "err", err)
@@ -51,30 +55,19 @@ func (s *Server) refreshNoteList(ctx context.Context) {
 		uri := "memory://" + url.PathEscape(k)
 		res[i] = server.ServerResource{
 			Resource: mcp.NewResource(uri, k, mcp.WithMIMEType("text/markdown")),
-			Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				eng, release := s.engineFor(ctx)
-				defer release()
-				text, err := s.opts.Notes(eng).Read(ctx, k)
-				if err != nil {
-					return nil, resourceError(uri, err)
-				}
-				return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/markdown", Text: text}}, nil
+			Handler: func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return s.readNote(ctx, uri, k)
 			},
 		}
 	}
-	s.mcp.AddResources(res...)
+	s.replaceListed(&s.listedNotes, res, nil)
 }
 
 // mountSkills serves skills as skill://NAME resources and as prompts named
-// after the skill.
+// after the skill, refreshed whenever a client lists either.
 func (s *Server) mountSkills() {
 	if s.opts.Skills == nil {
 		return
-	}
-	read := func(ctx context.Context, name string) (string, error) {
-		eng, release := s.engineFor(ctx)
-		defer release()
-		return s.opts.Skills(eng).Load(ctx, name)
 	}
 	s.mcp.AddResourceTemplate(
 		mcp.NewResourceTemplate("skill://{name}", "skill",
@@ -85,13 +78,29 @@ func (s *Server) mountSkills() {
 			if err != nil {
 				return nil, err
 			}
-			text, err := read(ctx, name)
-			if err != nil {
-				return nil, resourceError(req.Params.URI, err)
-			}
-			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
+			return s.readSkill(ctx, req.Params.URI, name)
 		})
-	skills, err := s.opts.Skills(s.def).List(context.Background())
+	s.refreshSkills(context.Background())
+}
+
+func (s *Server) loadSkill(ctx context.Context, name string) (string, error) {
+	eng, release := s.engineFor(ctx)
+	defer release()
+	return s.opts.Skills(eng).Load(ctx, name)
+}
+
+func (s *Server) readSkill(ctx context.Context, uri, name string) ([]mcp.ResourceContents, error) {
+	text, err := s.loadSkill(ctx, name)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/markdown", Text: text}}, nil
+}
+
+// refreshSkills lists the default workspace's skills as resources and
+// prompts.
+func (s *Server) refreshSkills(ctx context.Context) {
+	skills, err := s.opts.Skills(s.def).List(ctx)
 	if err != nil {
 		s.log.Warn("listing skills", "err", err)
 		return
@@ -102,18 +111,14 @@ func (s *Server) mountSkills() {
 		uri := "skill://" + url.PathEscape(sk.Name)
 		res = append(res, server.ServerResource{
 			Resource: mcp.NewResource(uri, sk.Name, mcp.WithResourceDescription(sk.Description), mcp.WithMIMEType("text/markdown")),
-			Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				text, err := read(ctx, sk.Name)
-				if err != nil {
-					return nil, resourceError(uri, err)
-				}
-				return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/markdown", Text: text}}, nil
+			Handler: func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return s.readSkill(ctx, uri, sk.Name)
 			},
 		})
 		prompts = append(prompts, server.ServerPrompt{
 			Prompt: mcp.NewPrompt(sk.Name, mcp.WithPromptDescription(sk.Description)),
-			Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				text, err := read(ctx, sk.Name)
+			Handler: func(ctx context.Context, _ mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				text, err := s.loadSkill(ctx, sk.Name)
 				if err != nil {
 					return nil, err
 				}
@@ -123,8 +128,53 @@ func (s *Server) mountSkills() {
 			},
 		})
 	}
-	s.mcp.AddResources(res...)
-	s.mcp.AddPrompts(prompts...)
+	s.replaceListed(&s.listedSkills, res, prompts)
+}
+
+// listed is what one source (notes or skills) has mounted.
+type listed struct {
+	resources map[string]bool // by URI
+	prompts   map[string]bool // by name
+}
+
+// replaceListed mounts res and prompts in place of what l held: entries
+// that disappeared are removed, the others added or replaced.
+func (s *Server) replaceListed(l *listed, res []server.ServerResource, prompts []server.ServerPrompt) {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	uris := make(map[string]bool, len(res))
+	for _, r := range res {
+		uris[r.Resource.URI] = true
+	}
+	var gone []string
+	for uri := range l.resources {
+		if !uris[uri] {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.DeleteResources(gone...)
+	}
+	if len(res) > 0 {
+		s.mcp.AddResources(res...)
+	}
+	names := make(map[string]bool, len(prompts))
+	for _, p := range prompts {
+		names[p.Prompt.Name] = true
+	}
+	gone = gone[:0]
+	for name := range l.prompts {
+		if !names[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.DeletePrompts(gone...)
+	}
+	if len(prompts) > 0 {
+		s.mcp.AddPrompts(prompts...)
+	}
+	l.resources, l.prompts = uris, names
 }
 
 // uriName returns the name after prefix in uri, unescaped.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,20 +15,37 @@ import (
 )
 
 // fakeNotes and fakeSkills stand in for the engine's note store and skill
-// catalog; each engine (workspace) gets its own.
-type fakeNotes map[string]string
+// catalog.
+type fakeNotes struct {
+	mu    sync.Mutex
+	notes map[string]string
+}
 
-func (n fakeNotes) Keys(context.Context) ([]string, error) {
-	keys := make([]string, 0, len(n))
-	for k := range n {
+func (n *fakeNotes) set(key, text string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if text == "" {
+		delete(n.notes, key)
+		return
+	}
+	n.notes[key] = text
+}
+
+func (n *fakeNotes) Keys(context.Context) ([]string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	keys := make([]string, 0, len(n.notes))
+	for k := range n.notes {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	return keys, nil
 }
 
-func (n fakeNotes) Read(_ context.Context, key string) (string, error) {
-	text, ok := n[key]
+func (n *fakeNotes) Read(_ context.Context, key string) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	text, ok := n.notes[key]
 	if !ok {
 		return "", praxis.Errorf(praxis.ENotFound, "no note %q", key)
 	}
@@ -54,27 +72,38 @@ func (s fakeSkills) Load(_ context.Context, name string) (string, error) {
 }
 
 func TestNotesAndSkills(t *testing.T) {
+	notes := &fakeNotes{notes: map[string]string{"build": "run make", "style guide": "gofmt"}}
 	s, _ := newTestServer(t, Options{
-		Notes:  func(*praxis.Engine) Notes { return fakeNotes{"build": "run make", "style guide": "gofmt"} },
+		Notes:  func(*praxis.Engine) Notes { return notes },
 		Skills: func(*praxis.Engine) Skills { return fakeSkills{"review": "# Review\nRead the diff."} },
 	}, nil)
 	c := startStdio(t, s, StdioOptions{})
 	c.initialize(nil)
 
-	c.send(request(1, "resources/list", nil))
-	m, _ := c.response(1)
-	var list struct {
-		Resources []struct{ URI, Name string } `json:"resources"`
+	listURIs := func(id int) []string {
+		c.send(request(id, "resources/list", nil))
+		m, _ := c.response(id)
+		var list struct {
+			Resources []struct{ URI, Name string } `json:"resources"`
+		}
+		json.Unmarshal(m.Result, &list)
+		var uris []string
+		for _, r := range list.Resources {
+			uris = append(uris, r.URI)
+		}
+		sort.Strings(uris)
+		return uris
 	}
-	json.Unmarshal(m.Result, &list)
-	var uris []string
-	for _, r := range list.Resources {
-		uris = append(uris, r.URI)
+	if got, want := listURIs(1), []string{"memory://build", "memory://style%20guide", "skill://review"}; !slices.Equal(got, want) {
+		t.Errorf("resources %v, want %v", got, want)
 	}
-	sort.Strings(uris)
-	if want := []string{"memory://build", "memory://style%20guide", "skill://review"}; !slices.Equal(uris, want) {
-		t.Errorf("resources %v, want %v", uris, want)
+	// Notes written or removed later show in the next listing.
+	notes.set("todo", "ship it")
+	notes.set("build", "")
+	if got, want := listURIs(2), []string{"memory://style%20guide", "memory://todo", "skill://review"}; !slices.Equal(got, want) {
+		t.Errorf("resources after changes %v, want %v", got, want)
 	}
+	notes.set("build", "run make")
 
 	for i, tc := range []struct{ uri, text string }{
 		{"memory://build", "run make"},
@@ -97,7 +126,7 @@ func TestNotesAndSkills(t *testing.T) {
 	}
 
 	c.send(request(30, "prompts/list", nil))
-	m, _ = c.response(30)
+	m, _ := c.response(30)
 	if !strings.Contains(string(m.Result), `"review"`) {
 		t.Errorf("prompts/list: %s", m.raw)
 	}

@@ -19,12 +19,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -55,7 +55,7 @@ type Options struct {
 	Skills func(*praxis.Engine) Skills
 	// Extensions add further MCP features to the protocol server before it
 	// serves; the conformance fixtures mount themselves this way.
-	Extensions []func(*server.MCPServer)
+	Extensions []Extension
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
 }
@@ -95,8 +95,12 @@ type Server struct {
 	def     *praxis.Engine // the default workspace's engine
 	release func()
 
-	toolsMu sync.Mutex
-	mounted []string // names of the tools mounted, sorted
+	toolsMu     sync.Mutex
+	engineTools map[string]bool // the engine's tools, as mounted
+
+	listMu       sync.Mutex
+	listedNotes  listed
+	listedSkills listed
 }
 
 // New opens the default workspace and builds the server.
@@ -122,9 +126,13 @@ func New(opts Options) (*Server, error) {
 	s.def, s.release = def, release
 
 	hooks := &server.Hooks{}
-	hooks.AddBeforeListTools(func(ctx context.Context, id any, _ *mcp.ListToolsRequest) {
-		s.syncTools()
-	})
+	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.syncTools() })
+	if opts.Notes != nil || opts.Skills != nil {
+		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { s.refreshLists(ctx) })
+	}
+	if opts.Skills != nil {
+		hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { s.refreshSkills(ctx) })
+	}
 	mopts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
@@ -132,14 +140,14 @@ func New(opts Options) (*Server, error) {
 		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
 	}
-	if opts.Notes != nil || opts.Skills != nil || len(opts.Extensions) > 0 {
-		mopts = append(mopts, server.WithResourceCapabilities(len(opts.Extensions) > 0, true))
+	if opts.Notes != nil || opts.Skills != nil {
+		mopts = append(mopts, server.WithResourceCapabilities(false, true))
 	}
-	if opts.Skills != nil || len(opts.Extensions) > 0 {
+	if opts.Skills != nil {
 		mopts = append(mopts, server.WithPromptCapabilities(true))
 	}
-	if len(opts.Extensions) > 0 {
-		mopts = append(mopts, server.WithCompletions())
+	for _, ext := range opts.Extensions {
+		mopts = append(mopts, ext.Options...)
 	}
 	s.mcp = server.NewMCPServer("praxis", opts.Version, mopts...)
 	s.syncTools()
@@ -151,9 +159,31 @@ func New(opts Options) (*Server, error) {
 		}
 	})
 	for _, ext := range opts.Extensions {
-		ext(s.mcp)
+		if ext.Mount != nil {
+			ext.Mount(s.mcp)
+		}
 	}
 	return s, nil
+}
+
+// refreshLists lists the notes and skills again.
+func (s *Server) refreshLists(ctx context.Context) {
+	if s.opts.Notes != nil {
+		s.refreshNotes(ctx)
+	}
+	if s.opts.Skills != nil {
+		s.refreshSkills(ctx)
+	}
+}
+
+// Extension adds MCP features beyond the engine's to the protocol server.
+// Its tools must not take the names of engine tools.
+type Extension struct {
+	// Options are applied when the protocol server is built, after the
+	// server's own; capabilities are declared this way.
+	Options []server.ServerOption
+	// Mount adds tools, resources and prompts.
+	Mount func(*server.MCPServer)
 }
 
 const instructions = "Praxis works on one workspace directory. Read files with read_file before editing them: " +
@@ -168,26 +198,35 @@ func (s *Server) Close() error {
 // Workspace returns the default workspace's directory.
 func (s *Server) Workspace() string { return s.def.Workspace().Dir() }
 
-// syncTools mounts the default engine's catalog on the protocol server,
-// if it changed since the last call. Every tool of the catalog is served;
-// nothing here knows tools by name.
+// syncTools mounts the default engine's catalog on the protocol server:
+// tools added to the catalog since the last call are mounted, tools
+// removed from it unmounted. Every tool of the catalog is served; nothing
+// here knows tools by name.
 func (s *Server) syncTools() {
 	tools := s.def.Catalog().Tools()
-	names := make([]string, len(tools))
-	for i, t := range tools {
-		names[i] = t.Name
-	}
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
-	if slices.Equal(names, s.mounted) {
-		return
+	current := make(map[string]bool, len(tools))
+	var added []server.ServerTool
+	for _, t := range tools {
+		current[t.Name] = true
+		if !s.engineTools[t.Name] {
+			added = append(added, server.ServerTool{Tool: mcpTool(t), Handler: s.toolHandler(t.Name)})
+		}
 	}
-	st := make([]server.ServerTool, len(tools))
-	for i, t := range tools {
-		st[i] = server.ServerTool{Tool: mcpTool(t), Handler: s.toolHandler(t.Name)}
+	var removed []string
+	for name := range s.engineTools {
+		if !current[name] {
+			removed = append(removed, name)
+		}
 	}
-	s.mcp.SetTools(st...)
-	s.mounted = names
+	if len(removed) > 0 {
+		s.mcp.DeleteTools(removed...)
+	}
+	if len(added) > 0 {
+		s.mcp.AddTools(added...)
+	}
+	s.engineTools = current
 }
 
 // mcpTool describes t for tools/list: its schemas verbatim and all four
@@ -215,6 +254,9 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		eng, release := s.engineFor(ctx)
 		defer release()
 		args := req.Params.RawArguments
+		if bytes.Equal(args, []byte("null")) {
+			args = nil // absent, as the fast path treats it
+		}
 		if len(args) == 0 && req.Params.Arguments != nil {
 			b, err := json.Marshal(req.Params.Arguments)
 			if err != nil {
@@ -231,15 +273,21 @@ func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
 		if err != nil {
 			return nil, err // unknown tool: a protocol error
 		}
-		out := &mcp.CallToolResult{
-			Content: []mcp.Content{mcp.TextContent{Type: "text", Text: res.Text}},
-			IsError: res.IsError,
-		}
-		if !res.IsError && res.Structured != nil {
-			out.StructuredContent = res.Structured
-		}
-		return out, nil
+		return toolResult(res), nil
 	}
+}
+
+// toolResult converts an engine result: its text, once, and its structured
+// data when the call succeeded.
+func toolResult(res praxis.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.TextContent{Type: "text", Text: res.Text}},
+		IsError: res.IsError,
+	}
+	if !res.IsError && res.Structured != nil {
+		out.StructuredContent = res.Structured
+	}
+	return out
 }
 
 // engineFor returns the engine of the workspace the session in ctx works

@@ -63,6 +63,8 @@ type conn struct {
 	notify     chan mcp.JSONRPCNotification
 
 	ws *sessionWorkspace
+
+	inflight sync.Map // raw request id -> *inflightCall, for calls the server runs itself
 }
 
 // reply is a client's answer to a request the server sent.
@@ -401,6 +403,7 @@ type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
 }
@@ -439,6 +442,15 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, ra
 		session = cl
 	}
 	ctx = s.mcp.WithContext(ctx, session)
+	if cl != nil && env.Method == string(mcp.MethodToolsCall) {
+		if resp, ok := s.safeFastToolCall(ctx, cl, env); ok {
+			cl.finish()
+			return resp
+		}
+	}
+	if env.Method == string(mcp.MethodNotificationCancelled) {
+		c.cancelInflight(env.Params)
+	}
 	resp := func() (resp mcp.JSONRPCMessage) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -456,4 +468,16 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, ra
 		resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "no response", nil)
 	}
 	return responseFunc(env.ID, resp)
+}
+
+// safeFastToolCall runs fastToolCall, turning a panic into an internal
+// error response.
+func (s *Server) safeFastToolCall(ctx context.Context, cl *call, env *envelope) (resp writeFunc, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic serving a tool call", "panic", p, "stack", string(debug.Stack()))
+			resp, ok = errorFunc(env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p)), true
+		}
+	}()
+	return s.fastToolCall(ctx, cl, env)
 }

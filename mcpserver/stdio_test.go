@@ -350,3 +350,28 @@ func TestFixedWorkspaceIgnoresRoots(t *testing.T) {
 		t.Errorf("read: %s", res.text())
 	}
 }
+
+// TestRootsChangeDuringRefresh: a roots/list_changed notification that
+// arrives while the server waits for the client's roots does not hold up
+// the answer behind it.
+func TestRootsChangeDuringRefresh(t *testing.T) {
+	s, _ := newTestServer(t, Options{}, nil)
+	root := t.TempDir()
+	writeFile(t, root, "r.txt", "root\n")
+	c := startStdio(t, s, StdioOptions{})
+	c.initialize(map[string]any{"roots": map[string]any{"listChanged": true}})
+	c.send(request(1, "tools/call", callParams("read_file", map[string]any{"path": "r.txt"}, nil)))
+	ask := c.recv()
+	if ask.Method != "roots/list" {
+		t.Fatalf("want roots/list, got %s", ask.raw)
+	}
+	c.send(notification("notifications/roots/list_changed", nil))
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(root)}
+	c.send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(ask.ID), "result": map[string]any{"roots": []map[string]any{{"uri": u.String()}}}})
+	m, _ := c.response(1)
+	// Held up, the answer would come after the server gave up waiting and
+	// read in the default workspace, where r.txt does not exist.
+	if res := m.tool(t); res.IsError {
+		t.Fatalf("read: %s", res.text())
+	}
+}

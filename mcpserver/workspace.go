@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -122,20 +123,24 @@ const rootsTimeout = 5 * time.Second
 // session first needs a workspace and again after the client says they
 // changed, on the stream of the request that needs them.
 type sessionWorkspace struct {
-	mu      sync.Mutex
-	stale   bool // the roots must be asked for (again)
+	// stale is set when the roots must be asked for (again). It is not
+	// guarded by mu: the notification that sets it must not wait for a
+	// refresh in progress, which may be waiting for a message behind it.
+	stale atomic.Bool
+
+	mu      sync.Mutex // held during a refresh
 	eng     *praxis.Engine
 	release func()
 	root    string
 }
 
-func newSessionWorkspace() *sessionWorkspace { return &sessionWorkspace{stale: true} }
-
-func (w *sessionWorkspace) markStale() {
-	w.mu.Lock()
-	w.stale = true
-	w.mu.Unlock()
+func newSessionWorkspace() *sessionWorkspace {
+	w := &sessionWorkspace{}
+	w.stale.Store(true)
+	return w
 }
+
+func (w *sessionWorkspace) markStale() { w.stale.Store(true) }
 
 // engine returns the session's engine with a reference the caller must
 // release, or nil when the session works in the default workspace. It asks
@@ -144,8 +149,7 @@ func (w *sessionWorkspace) markStale() {
 func (w *sessionWorkspace) engine(ctx context.Context, s *Server, c *call) (*praxis.Engine, func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stale && c != nil && c.conn.clientHasRoots() {
-		w.stale = false
+	if c != nil && c.conn.clientHasRoots() && w.stale.Swap(false) {
 		w.refresh(ctx, s, c)
 	}
 	if w.eng == nil {

@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "most HTTP sessions open at once")
 	idle := fs.Duration("session-idle", mcpserver.DefaultSessionIdle, "end HTTP sessions idle this long")
 	maxBody := fs.Int("max-body", mcpserver.DefaultMaxMessageBytes, "largest request `bytes`")
-	fixtures := fs.Bool("conformance-fixtures", false, "")
+	args, fixtures := takeHiddenFlag(args, "conformance-fixtures")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -84,8 +84,8 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		Version:        versionString(),
 		Logger:         log,
 	}
-	if *fixtures {
-		opts.Extensions = append(opts.Extensions, conformance.Mount)
+	if fixtures {
+		opts.Extensions = append(opts.Extensions, conformance.Fixtures())
 	}
 	srv, err := mcpserver.New(opts)
 	if err != nil {
@@ -138,4 +138,31 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// takeHiddenFlag removes the boolean flag called name (-name, --name,
+// --name=true) from args, so that it stays out of the usage text, and
+// reports whether it was set.
+func takeHiddenFlag(args []string, name string) ([]string, bool) {
+	out := make([]string, 0, len(args))
+	set := false
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...), set
+		}
+		switch strings.TrimLeft(a, "-") {
+		case name, name + "=true":
+			if strings.HasPrefix(a, "-") {
+				set = true
+				continue
+			}
+		case name + "=false":
+			if strings.HasPrefix(a, "-") {
+				set = false
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out, set
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,7 +28,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	praxisBin = filepath.Join(dir, "praxis")
-	if out, err := exec.Command("go", "build", "-o", praxisBin, ".").CombinedOutput(); err != nil {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	if out, err := exec.Command(goBin, "build", "-o", praxisBin, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building praxis: %v\n%s", err, out)
 		os.Exit(1)
 	}

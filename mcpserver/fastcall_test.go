@@ -1,0 +1,71 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestFastToolCallMatchesMCPGo runs the same tools/call requests through
+// the server's own path and through mcp-go's dispatch, and compares the
+// responses on the wire.
+func TestFastToolCallMatchesMCPGo(t *testing.T) {
+	s, dir := newTestServer(t, Options{FixedWorkspace: true}, nil)
+	writeFile(t, dir, "a.txt", "one\ntwo\n")
+	c := newConn(context.Background(), s, "parity", discard{})
+	c.Initialize()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`,
+		`{"jsonrpc":"2.0","id":"x-2","method":"tools/call","params":{"name":"read_file","arguments":{"path":"missing"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":7}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_file"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_dir","arguments":null}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"steps","arguments":{"n":2},"_meta":{"progressToken":"t"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"b.txt","content":"x\n"}}}`,
+	} {
+		var env envelope
+		if err := json.Unmarshal([]byte(line), &env); err != nil {
+			t.Fatal(err)
+		}
+		cl := newCall(c, discard{})
+		ctx := s.mcp.WithContext(c.ctx, cl)
+		fast, ok := s.fastToolCall(ctx, cl, &env)
+		if !ok {
+			t.Fatalf("%s: not served by the fast path", line)
+		}
+		os.Remove(filepath.Join(dir, "b.txt")) // write_file: both paths create it
+		generic := responseFunc(env.ID, s.mcp.HandleMessage(ctx, []byte(line)))
+		if got, want := render(t, fast), render(t, generic); !jsonEqual(t, got, want) {
+			t.Errorf("%s:\nfast    %s\nmcp-go  %s", line, got, want)
+		}
+	}
+	// Tools of extensions, task-augmented calls and other metadata are
+	// left to mcp-go.
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps","arguments":{},"task":{"ttl":1000}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"other":1}}}`,
+	} {
+		var env envelope
+		json.Unmarshal([]byte(line), &env)
+		cl := newCall(c, discard{})
+		if _, ok := s.fastToolCall(s.mcp.WithContext(c.ctx, cl), cl, &env); ok {
+			t.Errorf("%s: served by the fast path", line)
+		}
+	}
+}
+
+func render(t *testing.T, f writeFunc) []byte {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	if err := f(w); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	return b.Bytes()
+}
