@@ -4,9 +4,11 @@
 # and prints a table of Praxis's figures, the reference's, the ratio, and
 # the goal from the MCP server issue.
 #
-# Usage: scripts/bench-mcp.sh [-n CALLS] [-q]
-#   -n CALLS  measured calls for the small calls (default 3000)
-#   -q        quick: fewer calls and cold starts (a smoke run, not figures to quote)
+# Usage: scripts/bench-mcp.sh [-n CALLS] [-r ROUNDS] [-q]
+#   -n CALLS   measured calls for the small calls (default 3000)
+#   -r ROUNDS  measure everything ROUNDS times, alternating servers, and report each
+#              figure's median (default 1; use 3 or more on a busy machine)
+#   -q         quick: fewer calls and cold starts (a smoke run, not figures to quote)
 #
 # The reference server and the Node runtime it runs on (22.x) are pinned in
 # scripts/bench-mcp/package-lock.json and installed there with npm ci.
@@ -14,12 +16,13 @@
 # on the same machine, and quote only figures from a quiet machine.
 set -euo pipefail
 
-n=3000 cold=10 bign=20
-while getopts "n:q" opt; do
+n=3000 cold=10 bign=20 rounds=1
+while getopts "n:r:q" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
+	r) rounds=$OPTARG ;;
 	q) n=300 cold=3 bign=3 ;;
-	*) sed -n '2,14p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,16p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -72,7 +75,7 @@ praxis_http=("$work/praxis" serve --http="127.0.0.1:$port" --workspace "$ws")
 
 results=$work/results
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-{
+for round in $(seq "$rounds"); do
 	bench praxis-ping -method ping -n "$n" -cold "$cold" -- "${praxis_stdio[@]}"
 	bench node-ping -method ping -n "$n" -cold "$cold" -- "${node_stdio[@]}"
 	bench praxis-tiny -tool read_file -args '{"path":"tiny.txt"}' -n "$n" -cold 1 -- "${praxis_stdio[@]}"
@@ -84,10 +87,10 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	bench praxis-http1 -url "$url" -tool read_file -args '{"path":"tiny.txt"}' -n "$n" -cold "$cold" -- "${praxis_http[@]}"
 	bench praxis-http16 -url "$url" -tool read_file -args '{"path":"tiny.txt"}' -n $((n * 4)) -c 16 -cold 1 -- "${praxis_http[@]}"
 	bench praxis-httpping16 -url "$url" -method ping -n $((n * 4)) -c 16 -cold 1 -- "${praxis_http[@]}"
-} >"$results"
+done >"$results"
 
 # The table: metric, goal, Praxis, Node, Praxis/Node.
-awk -v cores="$(nproc)" -v machine="$(nproc) cores, load average before the run: $load0" '
+awk -v cores="$(nproc)" -v rounds="$rounds" -v machine="$(nproc) cores, load average before the run: $load0" '
 function v(label, field) { return val[label, field] }
 function ms(us) { return us == "-" || us == "" ? "-" : sprintf("%.1f ms", us / 1000) }
 function usf(us) { return us == "-" || us == "" ? "-" : (us >= 10000 ? sprintf("%.1f ms", us / 1000) : sprintf("%.0f us", us)) }
@@ -98,9 +101,19 @@ function row(name, goal, p, nd, praw, nraw) {
 	printf "| %-36s | %-12s | %-10s | %-10s | %-11s |\n", name, goal, p, nd, ratio(praw, nraw)
 }
 BEGIN { split("cold_start_us idle_rss_mib peak_rss_mib p50_us p99_us calls_per_sec server_cpu client_cpu", f, " ") }
-{ for (i = 2; i <= NF; i++) val[$1, f[i - 1]] = $i; order[++nrun] = $1 }
+{
+	if (!($1 in seen)) { seen[$1] = 1; order[++nrun] = $1 }
+	for (i = 2; i <= NF; i++) { k = $1 SUBSEP f[i - 1]; cnt[k]++; all[k, cnt[k]] = $i }
+}
 END {
-	printf "MCP server benchmark (%s)\n\n", machine
+	# Each figure is the median over the rounds.
+	for (k in cnt) {
+		m = cnt[k]
+		for (i = 1; i <= m; i++) tmp[i] = all[k, i]
+		for (i = 2; i <= m; i++) for (j = i; j > 1 && tmp[j - 1] + 0 > tmp[j] + 0; j--) { t = tmp[j]; tmp[j] = tmp[j - 1]; tmp[j - 1] = t }
+		val[k] = tmp[int((m + 1) / 2)]
+	}
+	printf "MCP server benchmark (%s; median of %d round(s))\n\n", machine, rounds
 	printf "| %-36s | %-12s | %-10s | %-10s | %-11s |\n", "measure", "goal", "Praxis", "Node ref", "Praxis/Node"
 	printf "|%s|%s|%s|%s|%s|\n", "--------------------------------------", "--------------", "------------", "------------", "-------------"
 	row("cold start to initialize (stdio)", "<= 15 ms", ms(v("praxis-ping", "cold_start_us")), ms(v("node-ping", "cold_start_us")), v("praxis-ping", "cold_start_us"), v("node-ping", "cold_start_us"))
