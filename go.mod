@@ -2,6 +2,10 @@ module github.com/praxis-tools/praxis
 
 go 1.26.8
 
-require lukechampine.com/blake3 v1.4.1
+require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
+	golang.org/x/sys v0.49.0
+	lukechampine.com/blake3 v1.4.1
+)
 
 require github.com/klauspost/cpuid/v2 v2.0.9 // indirect
