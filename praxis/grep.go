@@ -109,17 +109,13 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 		return Result{}, Errorf(EInvalidArgs, "pattern %q: %v", a.Pattern, err).
 			WithDetail("Patterns use Go RE2 syntax; set literal to true to search for plain text.")
 	}
-	var filter func(f *walk.File, prefix int) bool
+	opts := walkOptions(a.IncludeHidden, a.RespectIgnore)
 	if a.Glob != "" {
 		g := strings.TrimPrefix(a.Glob, "./")
 		if err := checkGlob("glob", g); err != nil {
 			return Result{}, err
 		}
-		if strings.Contains(g, "/") {
-			filter = func(f *walk.File, prefix int) bool { ok, _ := doublestar.Match(g, f.Path()[prefix:]); return ok }
-		} else {
-			filter = func(f *walk.File, _ int) bool { ok, _ := doublestar.Match(g, f.Name); return ok }
-		}
+		opts.Select = globSelect(g)
 	}
 	rel, isDir, err := e.searchDir(a.Path)
 	if err != nil {
@@ -129,7 +125,7 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 	var hits []grepHit
 	var skipped int64
 	if isDir {
-		hits, skipped, err = e.grepWalk(ctx, m, rel, filter, walkOptions(a.IncludeHidden, a.RespectIgnore))
+		hits, skipped, err = e.grepWalk(ctx, m, rel, opts)
 		if err != nil {
 			return Result{}, err
 		}
@@ -181,19 +177,12 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 
 // grepWalk searches the files below dir in parallel and returns those with
 // matching lines, unsorted, and how many files were too large to search.
-func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, filter func(*walk.File, int) bool, opts walk.Options) ([]grepHit, int64, error) {
-	prefix := len(dir) + 1
-	if dir == "." {
-		prefix = 0
-	}
+func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opts walk.Options) ([]grepHit, int64, error) {
 	opts.Workers = runtime.GOMAXPROCS(0)
 	bufs := make([][]byte, opts.Workers)
 	found := make([][]grepHit, opts.Workers)
 	var skipped atomic.Int64
 	_, err := walk.Walk(ctx, e.ws.root, dir, opts, func(w int, f *walk.File) error {
-		if filter != nil && !filter(f, prefix) {
-			return nil
-		}
 		data, err := f.Read(bufs[w], e.opts.MaxFileBytes)
 		if err != nil {
 			if errors.Is(err, walk.ErrTooLarge) {
@@ -211,6 +200,29 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, fil
 		return nil, 0, e.walkFailure(ctx, "grep", dir, err)
 	}
 	return slices.Concat(found...), skipped.Load(), nil
+}
+
+// globSelect returns the walk selection for grep's glob argument. As with
+// ripgrep's --glob, the glob overrides the hidden and ignore rules: a file
+// that matches is searched and one that does not is skipped; a directory
+// that matches is read even if hidden or ignored, and one that does not is
+// left to the rules. A glob without "/" matches names, one with "/" paths
+// relative to the directory searched.
+func globSelect(g string) func(sub, name string, isDir bool) walk.Choice {
+	byName := !strings.Contains(g, "/")
+	return func(sub, name string, isDir bool) walk.Choice {
+		target := sub
+		if byName {
+			target = name
+		}
+		if ok, _ := doublestar.Match(g, target); ok {
+			return walk.Include
+		}
+		if isDir {
+			return walk.Default
+		}
+		return walk.Exclude
+	}
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -282,7 +294,7 @@ func (e *Engine) grepContent(b []byte, m *match.Matcher, hits []grepHit, context
 			for i++; i < len(lines) && lines[i]-context <= to+1; i++ {
 				to = min(doc.Lines(), lines[i]+context)
 			}
-			if last > 0 && from > last+1 {
+			if last > 0 && from > last+1 && context > 0 {
 				b = append(b, "--\n"...)
 			}
 			from = max(from, last+1)

@@ -32,7 +32,23 @@ type Options struct {
 	// Workers is the number of goroutines reading directories and visiting
 	// files. Default GOMAXPROCS.
 	Workers int
+	// Select, if set, decides on each entry before the hidden and ignore
+	// rules do, as ripgrep's --glob does: Include takes it (a directory is
+	// then read even if hidden or ignored), Exclude drops it, and Default
+	// leaves it to the rules. sub is the entry's path relative to the start
+	// directory. Select is called from several goroutines at once.
+	Select func(sub, name string, isDir bool) Choice
 }
+
+// Choice is what an Options.Select function decides.
+type Choice int8
+
+// The choices of Options.Select.
+const (
+	Default Choice = iota
+	Include
+	Exclude
+)
 
 // Stats count what a walk saw.
 type Stats struct {
@@ -90,7 +106,10 @@ func Walk(ctx context.Context, root *os.Root, start string, opts Options, visit 
 	if err != nil {
 		return Stats{}, err
 	}
-	w := &walker{ctx: ctx, opts: opts, visit: visit}
+	w := &walker{ctx: ctx, opts: opts, visit: visit, prefix: len(start) + 1}
+	if start == "" {
+		w.prefix = 0
+	}
 	w.cond = sync.NewCond(&w.mu)
 	top := &dirNode{rel: start, fd: fd}
 	if opts.Ignore {
@@ -159,9 +178,10 @@ func (d *dirNode) release() {
 }
 
 type walker struct {
-	ctx   context.Context
-	opts  Options
-	visit Visit
+	ctx    context.Context
+	opts   Options
+	visit  Visit
+	prefix int // length of the start directory's path and its "/"
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -286,12 +306,21 @@ func (w *walker) read(wk *worker, d *dirNode) error {
 		if isDir && e.name == ".git" {
 			continue
 		}
-		v := noRule
-		if rules != nil {
-			v = rules.check(join(d.rel, e.name), isDir)
+		choice := Default
+		if w.opts.Select != nil {
+			choice = w.opts.Select(join(d.rel, e.name)[w.prefix:], e.name, isDir)
 		}
-		if v == ignored || (v == noRule && !w.opts.Hidden && e.name[0] == '.') {
+		switch choice {
+		case Exclude:
 			continue
+		case Default:
+			v := noRule
+			if rules != nil {
+				v = rules.check(join(d.rel, e.name), isDir)
+			}
+			if v == ignored || (v == noRule && !w.opts.Hidden && e.name[0] == '.') {
+				continue
+			}
 		}
 		if isDir {
 			child := &dirNode{parent: d, name: e.name, rel: join(d.rel, e.name), outer: rules}
