@@ -305,4 +305,3 @@ func (e *Engine) grepContent(b []byte, m *match.Matcher, hits []grepHit, context
 	}
 	return b, shown
 }
-

@@ -167,22 +167,29 @@ func (e *Engine) memoryDir() string {
 }
 
 // memoryRoot opens the notes directory. With create unset, a missing
-// directory gives a nil root and no error. A directory inside the workspace
-// is created through the workspace's root, so a symlink cannot move it out.
+// directory gives a nil root and no error. A directory inside the
+// workspace is created and opened through the workspace's root, so that a
+// symlink cannot move the notes out of it.
 func (e *Engine) memoryRoot(create bool) (*os.Root, error) {
 	dir := e.memoryDir()
-	if create {
-		var err error
-		if rel, rerr := e.ws.Rel(dir); rerr == nil {
+	rel, relErr := e.ws.Rel(dir)
+	var root *os.Root
+	var err error
+	if relErr == nil {
+		if create {
 			err = e.ws.root.MkdirAll(rel, 0o755)
-		} else {
+		}
+		if err == nil {
+			root, err = e.ws.root.OpenRoot(rel)
+		}
+	} else {
+		if create {
 			err = os.MkdirAll(dir, 0o755)
 		}
-		if err != nil {
-			return nil, Errorf(EIO, "creating the memory directory %s: %v", dir, err)
+		if err == nil {
+			root, err = os.OpenRoot(dir)
 		}
 	}
-	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if !create && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

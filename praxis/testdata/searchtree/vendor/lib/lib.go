@@ -1,1 +1,3 @@
-needle vendored
+package lib
+
+// needle vendored
