@@ -14,14 +14,23 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Matcher finds matching lines. It is safe for concurrent use.
 type Matcher struct {
-	re   *regexp.Regexp
-	lit  []byte // a literal every match holds; nil if there is none
-	pure bool   // the pattern is lit itself: every line holding lit matches
+	re    *regexp.Regexp
+	lit   []byte // a literal every match holds; nil if there is none
+	pure  bool   // the pattern is lit itself: every line holding lit matches
+	pivot int    // offset in lit of its rarest byte, searched for first
+
+	// Without lit, a case-insensitive pattern may still have a run of ASCII
+	// characters every match holds in some mix of cases: seg, in lower
+	// case, found through its byte at offset pivot in either case, b1 or b2.
+	fold   bool
+	seg    []byte
+	b1, b2 byte
 }
 
 // Compile compiles pattern. With literal set the pattern is plain text;
@@ -49,11 +58,63 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		return nil, fmt.Errorf("compiling %q: %w", pattern, err)
 	}
 	m := &Matcher{re: compiled}
-	if lit := required(re); len(lit) > 0 {
+	if lit := required(re, false); len(lit) > 0 {
 		m.lit = lit
-		m.pure = re.Op == syntax.OpLiteral
+		m.pure = re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
+		for i := range lit {
+			if byteRank[lit[i]] < byteRank[lit[m.pivot]] {
+				m.pivot = i
+			}
+		}
+	} else if lit := required(re, true); len(lit) > 0 {
+		m.foldPrefilter(lit)
 	}
 	return m, nil
+}
+
+// foldPrefilter sets up the search for a case-insensitive literal: its
+// longest run of characters whose case variants are all single ASCII
+// bytes (not k or s, which also fold to K and ſ), looked for by its
+// rarest byte in either case.
+func (m *Matcher) foldPrefilter(lit []byte) {
+	var best, run []byte
+	for _, r := range string(lit) {
+		if !asciiFoldClosed(r) {
+			run = nil
+			continue
+		}
+		run = append(run, byte(unicode.ToLower(r)))
+		if len(run) > len(best) {
+			best = run
+		}
+	}
+	if len(best) == 0 {
+		return
+	}
+	m.fold, m.seg = true, best
+	cost := func(c byte) int {
+		u := byte(unicode.ToUpper(rune(c)))
+		return int(max(byteRank[c], byteRank[u]))*2 + int(min(byteRank[c], byteRank[u]))
+	}
+	for i := range best {
+		if cost(best[i]) < cost(best[m.pivot]) {
+			m.pivot = i
+		}
+	}
+	m.b1, m.b2 = best[m.pivot], byte(unicode.ToUpper(rune(best[m.pivot])))
+}
+
+// asciiFoldClosed reports whether r and all its case variants are ASCII.
+func asciiFoldClosed(r rune) bool {
+	if r >= utf8.RuneSelf {
+		return false
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // noNewline rewrites re so that nothing in it matches "\n": "." and
@@ -103,24 +164,28 @@ func dropNewline(ranges []rune) []rune {
 }
 
 // required returns the longest literal that every match of re holds, or
-// nil. Case-folded literals do not count.
-func required(re *syntax.Regexp) []byte {
+// nil. Case-folded literals count only with fold set; their runes are
+// returned as written.
+func required(re *syntax.Regexp, fold bool) []byte {
+	isLit := func(re *syntax.Regexp) bool {
+		return re.Op == syntax.OpLiteral && (fold || re.Flags&syntax.FoldCase == 0)
+	}
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
+		if !isLit(re) {
 			return nil
 		}
 		return appendRunes(nil, re.Rune)
 	case syntax.OpCapture, syntax.OpPlus:
-		return required(re.Sub[0])
+		return required(re.Sub[0], fold)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return required(re.Sub[0])
+			return required(re.Sub[0], fold)
 		}
 	case syntax.OpConcat:
 		var best, run []byte
 		for _, sub := range re.Sub {
-			if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0 {
+			if isLit(sub) {
 				run = appendRunes(run, sub.Rune)
 				if len(run) > len(best) {
 					best = run
@@ -128,7 +193,7 @@ func required(re *syntax.Regexp) []byte {
 				continue
 			}
 			run = nil
-			if lit := required(sub); len(lit) > len(best) {
+			if lit := required(sub, fold); len(lit) > len(best) {
 				best = lit
 			}
 		}
@@ -160,15 +225,19 @@ func (m *Matcher) Match(line []byte) bool {
 // without its "\n". It stops early when fn returns false.
 func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 	n, counted := 1, 0 // line n starts at offset counted
+	st := foldState{-2, -2}
 	for pos := 0; pos < len(text); {
 		var at int
-		if m.lit != nil {
-			i := bytes.Index(text[pos:], m.lit)
-			if i < 0 {
+		switch {
+		case m.lit != nil:
+			if at = m.findLiteral(text, pos); at < 0 {
 				return
 			}
-			at = pos + i
-		} else {
+		case m.fold:
+			if at = m.findFold(text, pos, &st); at < 0 {
+				return
+			}
+		default:
 			loc := m.re.FindIndex(text[pos:])
 			if loc == nil {
 				return
@@ -185,13 +254,90 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 		if i := bytes.IndexByte(text[at:], '\n'); i >= 0 {
 			end = at + i
 		}
-		if m.lit == nil || m.pure || m.re.Match(text[start:end]) {
-			if !fn(n, start, end) {
-				return
-			}
+		found := m.pure || (m.lit == nil && !m.fold) || m.re.Match(text[start:end])
+		if found && !fn(n, start, end) {
+			return
 		}
 		pos = end + 1
 	}
+}
+
+// findLiteral returns the offset of the first occurrence of m.lit at or
+// after pos, or -1. It looks for the literal's rarest byte and checks the
+// rest around it.
+func (m *Matcher) findLiteral(text []byte, pos int) int {
+	for {
+		from := pos + m.pivot
+		if from >= len(text) {
+			return -1
+		}
+		i := bytes.IndexByte(text[from:], m.lit[m.pivot])
+		if i < 0 {
+			return -1
+		}
+		s := from + i - m.pivot
+		if s+len(m.lit) <= len(text) && bytes.Equal(text[s:s+len(m.lit)], m.lit) {
+			return s
+		}
+		pos = s + 1
+	}
+}
+
+// foldState caches where b1 and b2 occur next during one search: -2 not
+// looked for yet, -1 nowhere.
+type foldState struct{ next1, next2 int }
+
+// findFold returns the offset of the first occurrence of m.seg, in any
+// mix of cases, at or after pos, or -1.
+func (m *Matcher) findFold(text []byte, pos int, st *foldState) int {
+	for {
+		from := pos + m.pivot
+		if from >= len(text) {
+			return -1
+		}
+		if st.next1 != -1 && st.next1 < from {
+			st.next1 = indexFrom(text, from, m.b1)
+		}
+		i := st.next1
+		if m.b2 != m.b1 {
+			if st.next2 != -1 && st.next2 < from {
+				st.next2 = indexFrom(text, from, m.b2)
+			}
+			if i < 0 || (st.next2 >= 0 && st.next2 < i) {
+				i = st.next2
+			}
+		}
+		if i < 0 {
+			return -1
+		}
+		s := i - m.pivot
+		if s+len(m.seg) <= len(text) && equalFoldASCII(text[s:s+len(m.seg)], m.seg) {
+			return s
+		}
+		pos = s + 1
+	}
+}
+
+// equalFoldASCII reports whether b equals lower, a lower-case ASCII
+// string, when ASCII upper-case letters in b are taken as lower case.
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexFrom returns the offset of the first c at or after pos, or -1.
+func indexFrom(text []byte, pos int, c byte) int {
+	if i := bytes.IndexByte(text[pos:], c); i >= 0 {
+		return pos + i
+	}
+	return -1
 }
 
 var newline = []byte{'\n'}
