@@ -1,3 +1,5 @@
+//go:build linux && !walkportable
+
 package walk
 
 import (
