@@ -87,7 +87,7 @@ func (e *Engine) glob(ctx context.Context, raw json.RawMessage) (Result, error) 
 	if !isDir {
 		return Result{}, Errorf(ENotDir, "%s is not a directory", base).WithDetail("glob searches below a directory; give its parent as path.")
 	}
-	hits, err := e.globWalk(ctx, base, pattern, walkOptions(a.IncludeHidden, a.RespectIgnore))
+	hits, unreadable, err := e.globWalk(ctx, base, pattern, walkOptions(a.IncludeHidden, a.RespectIgnore))
 	if err != nil {
 		return Result{}, err
 	}
@@ -108,12 +108,15 @@ func (e *Engine) glob(ctx context.Context, raw json.RawMessage) (Result, error) 
 	if info.Truncated {
 		fmt.Fprintf(&b, "# truncated: showing %d of %d files; narrow the pattern or path, or raise limit\n", info.Shown, info.Total)
 	}
+	if unreadable > 0 {
+		fmt.Fprintf(&b, "# %d directories could not be read (permissions, or removed meanwhile)\n", unreadable)
+	}
 	return Result{Text: b.String(), Structured: info}, nil
 }
 
 // globWalk returns the files below base that match pattern, with their
-// modification times.
-func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.Options) ([]globHit, error) {
+// modification times, and how many directories could not be read.
+func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.Options) ([]globHit, int64, error) {
 	// Walk from the pattern's literal leading directories, if any: they
 	// cannot match anything elsewhere. Being named, they are searched even
 	// if hidden or ignored, like a path given to ripgrep.
@@ -122,7 +125,7 @@ func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.O
 		start, pattern = path.Join(base, dir), rest
 		fi, err := e.ws.root.Stat(start)
 		if err != nil || !fi.IsDir() {
-			return nil, nil
+			return nil, 0, nil
 		}
 	}
 	// "**/NAME" with no further "/" matches on the file name alone.
@@ -136,7 +139,7 @@ func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.O
 	}
 	opts.Workers = runtime.GOMAXPROCS(0)
 	found := make([][]globHit, opts.Workers)
-	_, err := walk.Walk(ctx, e.ws.root, start, opts, func(w int, f *walk.File) error {
+	st, err := walk.Walk(ctx, e.ws.root, start, opts, func(w int, f *walk.File) error {
 		var ok bool
 		if nameOnly != "" {
 			ok, _ = doublestar.Match(nameOnly, f.Name)
@@ -154,7 +157,7 @@ func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.O
 		return nil
 	})
 	if err != nil {
-		return nil, e.walkFailure(ctx, "glob", start, err)
+		return nil, 0, e.walkFailure(ctx, "glob", start, err)
 	}
-	return slices.Concat(found...), nil
+	return slices.Concat(found...), st.Unreadable, nil
 }

@@ -122,11 +122,9 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 		return Result{}, err
 	}
 
-	var hits []grepHit
-	var skipped int64
+	var scan grepScan
 	if isDir {
-		hits, skipped, err = e.grepWalk(ctx, m, rel, opts)
-		if err != nil {
+		if scan, err = e.grepWalk(ctx, m, rel, opts); err != nil {
 			return Result{}, err
 		}
 	} else {
@@ -134,13 +132,16 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 		if err != nil {
 			return Result{}, err
 		}
-		if n := countLines(m, data); n > 0 {
-			hits = []grepHit{{rel, n}}
+		if bytes.IndexByte(data, 0) >= 0 {
+			scan.binary = true
+		} else if n := countLines(m, data); n > 0 {
+			scan.hits = []grepHit{{rel, n}}
 		}
 	}
+	hits := scan.hits
 	slices.SortFunc(hits, func(x, y grepHit) int { return strings.Compare(x.path, y.path) })
 
-	info := grepInfo{Path: rel, Files: len(hits), SkippedLarge: skipped}
+	info := grepInfo{Path: rel, Files: len(hits), SkippedLarge: scan.large}
 	for _, h := range hits {
 		info.Matches += h.lines
 	}
@@ -169,20 +170,33 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 			b = fmt.Appendf(b, "# truncated: showing %d of %d matching lines in %d files; narrow path or glob, or raise limit\n", info.Shown, info.Matches, info.Files)
 		}
 	}
-	if skipped > 0 {
-		b = fmt.Appendf(b, "# %d files over %d bytes were not searched\n", skipped, e.opts.MaxFileBytes)
+	if scan.binary {
+		b = fmt.Appendf(b, "# %s is binary (it holds a NUL byte) and was not searched\n", rel)
+	}
+	if scan.large > 0 {
+		b = fmt.Appendf(b, "# %d files over %d bytes were not searched\n", scan.large, e.opts.MaxFileBytes)
+	}
+	if scan.unreadable > 0 {
+		b = fmt.Appendf(b, "# %d directories could not be read (permissions, or removed meanwhile)\n", scan.unreadable)
 	}
 	return Result{Text: string(b), Structured: info}, nil
 }
 
-// grepWalk searches the files below dir in parallel and returns those with
-// matching lines, unsorted, and how many files were too large to search.
-func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opts walk.Options) ([]grepHit, int64, error) {
+// grepScan is what a search found.
+type grepScan struct {
+	hits       []grepHit // files with matching lines, unsorted
+	large      int64     // files over the size limit, not searched
+	unreadable int64     // directories that could not be read
+	binary     bool      // the one file searched is binary
+}
+
+// grepWalk searches the files below dir in parallel.
+func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opts walk.Options) (grepScan, error) {
 	opts.Workers = runtime.GOMAXPROCS(0)
 	bufs := make([][]byte, opts.Workers)
 	found := make([][]grepHit, opts.Workers)
 	var skipped atomic.Int64
-	_, err := walk.Walk(ctx, e.ws.root, dir, opts, func(w int, f *walk.File) error {
+	st, err := walk.Walk(ctx, e.ws.root, dir, opts, func(w int, f *walk.File) error {
 		data, err := f.Read(bufs[w], e.opts.MaxFileBytes)
 		if err != nil {
 			if errors.Is(err, walk.ErrTooLarge) {
@@ -197,9 +211,9 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 		return nil
 	})
 	if err != nil {
-		return nil, 0, e.walkFailure(ctx, "grep", dir, err)
+		return grepScan{}, e.walkFailure(ctx, "grep", dir, err)
 	}
-	return slices.Concat(found...), skipped.Load(), nil
+	return grepScan{hits: slices.Concat(found...), large: skipped.Load(), unreadable: st.Unreadable}, nil
 }
 
 // globSelect returns the walk selection for grep's glob argument. As with

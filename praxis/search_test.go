@@ -431,7 +431,7 @@ func TestSearchErrors(t *testing.T) {
 		{"grep", map[string]any{"pattern": "x", "path": "out"}, praxis.EPathOutside, "outside"},
 		{"grep", map[string]any{"pattern": "x", "path": "out.txt"}, praxis.EPathOutside, "outside"},
 		{"grep", map[string]any{"pattern": "x", "path": "missing"}, praxis.ENotFound, "does not exist"},
-		{"grep", map[string]any{"pattern": "x", "path": "bin.dat"}, "", "# 0 matching lines"},
+		{"grep", map[string]any{"pattern": "x", "path": "bin.dat"}, "", "bin.dat is binary (it holds a NUL byte) and was not searched"},
 		{"glob", map[string]any{"pattern": "src/{a,b"}, praxis.EInvalidArgs, `"{" is never closed by "}" at position 5`},
 		{"glob", map[string]any{"pattern": "a/b]/[x"}, praxis.EInvalidArgs, "position 6"},
 		{"glob", map[string]any{"pattern": `x\`}, praxis.EInvalidArgs, "trailing backslash"},

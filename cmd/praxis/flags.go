@@ -49,17 +49,21 @@ func parseFlags(fs *flag.FlagSet, args []string, io stdio) (code int, ok bool) {
 // engineFlags are the flags of every command that builds an engine.
 type engineFlags struct {
 	workspace string
+	memoryDir string
 }
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	ef := &engineFlags{}
 	fs.StringVar(&ef.workspace, "workspace", ".", "the workspace `directory`: every file the tools touch is inside it")
+	fs.StringVar(&ef.memoryDir, "memory-dir", "", "the `directory` of the memory notes (default .praxis/memory in the workspace)")
 	return ef
 }
 
 // options returns the engine options the flags describe.
 func (ef *engineFlags) options(log *slog.Logger) praxis.Options {
-	return praxis.Options{Workspace: ef.workspace, Logger: log}
+	opts := praxis.Options{Workspace: ef.workspace, Logger: log}
+	opts.MemoryDir = ef.memoryDir
+	return opts
 }
 
 // newLogger returns the logger every command uses: text on stderr.
