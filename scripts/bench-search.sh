@@ -55,7 +55,7 @@ praxis_run() {
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 echo "tree: $tree ($(find "$tree" -type f | wc -l) files), $rounds rounds of $runs calls, $(nproc) CPUs, warm cache"
-echo "rg: $($rg --version | head -1); fd: $($fd --version)"
+echo "rg: $($rg --version 2>/dev/null | sed -n 1p); fd: $($fd --version)"
 for name in "${cases[@]}"; do
 	ref_run "$name" >/dev/null # warm the cache
 	praxis_run "$name" >/dev/null
