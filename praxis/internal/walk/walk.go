@@ -323,7 +323,7 @@ func (w *walker) read(wk *worker, d *dirNode) error {
 			}
 		}
 		if isDir {
-			child := &dirNode{parent: d, name: e.name, rel: join(d.rel, e.name), outer: rules}
+			child := &dirNode{parent: d, name: e.name, rel: join(d.rel, e.name), fd: noDir, outer: rules}
 			child.refs.Store(1)
 			d.refs.Add(1)
 			wk.subdirs = append(wk.subdirs, child)
