@@ -228,3 +228,20 @@ func TestVersion(t *testing.T) {
 		t.Error("nil and empty differ")
 	}
 }
+
+// TestSumEqualsBLAKE3 checks the block-by-block hashing against the BLAKE3
+// library for every message length around the block and chunk boundaries.
+func TestSumEqualsBLAKE3(t *testing.T) {
+	content := make([]byte, 1200)
+	for i := range content {
+		content[i] = byte(i*131 + i/7)
+	}
+	for _, n := range []int{1, 9, 10, 99999, 1234567890} {
+		for size := 0; size <= len(content); size++ {
+			c := content[:size]
+			if got, want := Tag(n, c), refTag(n, string(c)); got != want {
+				t.Fatalf("Tag(%d, %d bytes) = %s, want %s", n, size, got, want)
+			}
+		}
+	}
+}
