@@ -1,0 +1,154 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// limitScript returns the bash script that sets l as both soft and hard
+// limits, so the command cannot raise them, and then runs its arguments.
+// A limit is never set above the one Praxis itself runs under.
+func limitScript(l Limits) string {
+	var b strings.Builder
+	b.WriteString("ulimit")
+	add := func(flag string, res int, v, unit int64) {
+		if v <= 0 {
+			return
+		}
+		var cur unix.Rlimit
+		if unix.Getrlimit(res, &cur) == nil && cur.Max != unix.RLIM_INFINITY && cur.Max < uint64(v) {
+			v = int64(cur.Max)
+		}
+		fmt.Fprintf(&b, " %s %d", flag, max(v/unit, 1))
+	}
+	add("-t", unix.RLIMIT_CPU, l.CPUSeconds, 1)
+	add("-v", unix.RLIMIT_AS, l.AddressSpace, 1024)
+	add("-f", unix.RLIMIT_FSIZE, l.FileSize, 1024)
+	if l.Processes > 0 && os.Getuid() != 0 {
+		// RLIMIT_NPROC counts every process of the user, so the command
+		// gets its allowance on top of what the user already runs. The
+		// kernel does not apply it to root; the group count does.
+		if n, err := userProcesses(os.Getuid()); err == nil {
+			add("-u", unix.RLIMIT_NPROC, int64(n)+l.Processes, 1)
+		}
+	}
+	if b.Len() == len("ulimit") {
+		return `exec "$@"`
+	}
+	b.WriteString(` || { echo "praxis: cannot set resource limits" >&2; exit 126; }; exec "$@"`)
+	return b.String()
+}
+
+// procEntry is what /proc says of one process.
+type procEntry struct {
+	pid, pgrp int
+	zombie    bool
+}
+
+// eachProc calls fn for every process /proc lists.
+func eachProc(fn func(procEntry)) error {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		pgrp, _ := strconv.Atoi(f[2])
+		e := procEntry{pid: pid, pgrp: pgrp, zombie: f[0] == "Z" || f[0] == "X"}
+		fn(e)
+	}
+	return nil
+}
+
+// groupSize returns the number of live (not zombie) processes in process
+// group pgid, leaving out pid except.
+func groupSize(pgid, except int) (int, error) {
+	n := 0
+	err := eachProc(func(e procEntry) {
+		if e.pgrp == pgid && !e.zombie && e.pid != except {
+			n++
+		}
+	})
+	return n, err
+}
+
+// userProcesses returns the number of processes owned by uid.
+func userProcesses(uid int) (int, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		if _, err := strconv.Atoi(name); err != nil {
+			continue
+		}
+		if fi, err := os.Stat("/proc/" + name); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// terminate sends SIGTERM to process group pgid, waits up to grace for it
+// to empty, then kills what is left.
+func terminate(pgid int, grace time.Duration) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if n, err := groupSize(pgid, -1); err == nil && n == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	killGroup(pgid)
+}
+
+// killGroup sends SIGKILL to process group pgid until it holds no live
+// process: a process forking while the signal is delivered may add one.
+func killGroup(pgid int) {
+	for range 200 {
+		if err := syscall.Kill(-pgid, syscall.SIGKILL); err == syscall.ESRCH {
+			return
+		}
+		if n, err := groupSize(pgid, -1); err != nil || n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
