@@ -33,10 +33,12 @@ func limitScript(l Limits) string {
 	add("-f", unix.RLIMIT_FSIZE, l.FileSize, 1024)
 	if l.Processes > 0 && os.Getuid() != 0 {
 		// RLIMIT_NPROC counts every process of the user, so the command
-		// gets its allowance on top of what the user already runs. The
-		// kernel does not apply it to root; the group count does.
+		// gets its allowance on top of what the user already runs, with
+		// some slack so that a command that fills it is also caught by the
+		// group count, which then ends it. The kernel does not apply
+		// RLIMIT_NPROC to root; there the group count alone holds.
 		if n, err := userProcesses(os.Getuid()); err == nil {
-			add("-u", unix.RLIMIT_NPROC, int64(n)+l.Processes, 1)
+			add("-u", unix.RLIMIT_NPROC, int64(n)+l.Processes+max(l.Processes/4, 16), 1)
 		}
 	}
 	if b.Len() == len("ulimit") {
