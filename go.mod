@@ -2,10 +2,9 @@ module github.com/praxis-tools/praxis
 
 go 1.26.8
 
-require lukechampine.com/blake3 v1.4.1
-
 require (
-	github.com/klauspost/cpuid/v2 v2.0.9 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	golang.org/x/sys v0.49.0
+	lukechampine.com/blake3 v1.4.1
 )
+
+require github.com/klauspost/cpuid/v2 v2.0.9 // indirect

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/praxis-tools/praxis/sandbox"
 )
 
 // Options configure an Engine. The zero value of every field is a safe
@@ -34,6 +36,11 @@ type Options struct {
 	NoSync bool
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
+	// Sandbox is the policy of the bash tool and its background jobs. Nil,
+	// or a policy without Shell, disables the shell: bash refuses every
+	// command (E_POLICY). An empty Workspace means the engine's. New fails
+	// when the policy asks for isolation this machine cannot provide.
+	Sandbox *sandbox.Policy
 }
 
 const (
@@ -57,6 +64,8 @@ type Engine struct {
 	// is checked again ("verify") and before it is written ("write"); an
 	// error it returns fails that step.
 	testHook func(stage, rel string) error
+
+	shell *shell // the bash tool's runner and background jobs
 }
 
 func (e *Engine) hook(stage, rel string) error {
@@ -90,8 +99,13 @@ func New(opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		history: newHistory(opts.HistoryBytes),
 	}
-	e.catalog, err = NewCatalog(e.fileTools()...)
+	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	e.catalog, err = NewCatalog(slices.Concat(e.fileTools(), e.shellTools())...)
 	if err != nil {
+		e.shell.close()
 		ws.Close()
 		return nil, fmt.Errorf("building the catalog: %w", err)
 	}
@@ -104,8 +118,13 @@ func (e *Engine) Catalog() *Catalog { return e.catalog }
 // Workspace returns the engine's workspace.
 func (e *Engine) Workspace() *Workspace { return e.ws }
 
-// Close releases the engine's resources. Calls in flight may fail.
-func (e *Engine) Close() error { return e.ws.Close() }
+// Close releases the engine's resources. Calls in flight may fail. Every
+// command the engine started, background jobs included, is killed, and
+// Close returns once their processes are gone.
+func (e *Engine) Close() error {
+	e.shell.close()
+	return e.ws.Close()
+}
 
 // fileLocks serialises the engine's own read-modify-write cycles on one
 // file. Entries live only while someone holds or waits for them.

@@ -95,6 +95,11 @@ type Policy struct {
 	// MaxTimeout is the longest time limit a call may ask for. Default
 	// 30 minutes.
 	MaxTimeout time.Duration
+	// BackgroundAfter is how long a tool waits for a command before it
+	// leaves it running as a background job and returns. The Runner does
+	// not use it; the engine's bash tool does. Default 30 seconds;
+	// negative means never.
+	BackgroundAfter time.Duration
 	// OutputBytes is how much of each stream (stdout, stderr) is kept: the
 	// first and the last OutputBytes/2 bytes, with a marker saying how much
 	// was dropped between them. Default 32 KiB.
@@ -111,14 +116,15 @@ var DefaultEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "TMPDIR", "USE
 
 // Defaults of the zero-valued fields.
 const (
-	DefaultTimeout      = 2 * time.Minute
-	DefaultMaxTimeout   = 30 * time.Minute
-	DefaultOutputBytes  = 32 << 10
-	DefaultCPUSeconds   = 600
-	DefaultAddressSpace = 8 << 30
-	DefaultProcesses    = 1024
-	DefaultFileSize     = 1 << 30
-	DefaultKillGrace    = time.Second
+	DefaultTimeout         = 2 * time.Minute
+	DefaultMaxTimeout      = 30 * time.Minute
+	DefaultOutputBytes     = 32 << 10
+	DefaultBackgroundAfter = 30 * time.Second
+	DefaultCPUSeconds      = 600
+	DefaultAddressSpace    = 8 << 30
+	DefaultProcesses       = 1024
+	DefaultFileSize        = 1 << 30
+	DefaultKillGrace       = time.Second
 )
 
 // DefaultPolicy returns the recommended policy for workspace: the shell
@@ -141,6 +147,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxTimeout <= 0 {
 		p.MaxTimeout = DefaultMaxTimeout
+	}
+	if p.BackgroundAfter == 0 {
+		p.BackgroundAfter = DefaultBackgroundAfter
 	}
 	if p.OutputBytes <= 0 {
 		p.OutputBytes = DefaultOutputBytes
