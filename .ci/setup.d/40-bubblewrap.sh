@@ -2,7 +2,7 @@
 # makes its tests mandatory: with PRAXIS_REQUIRE_BWRAP=1 a test that would
 # skip for want of bwrap fails instead.
 if ! command -v bwrap >/dev/null 2>&1; then
-	apt-get install -y -qq bubblewrap >/dev/null
+	apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null
 fi
 bwrap --version
 # Show at once whether bwrap can build a sandbox here; the tests report the
