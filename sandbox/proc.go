@@ -154,3 +154,46 @@ func killGroup(pgid int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// groupWatch enforces the process limit on a group by counting its
+// processes. A full count reads every /proc entry, so it runs only when the
+// system's count of tasks (one small read of /proc/loadavg) has grown enough
+// to matter since the last count, and at least once a second.
+type groupWatch struct {
+	pgid, limit int
+	lastTasks   int // system tasks at the last full count
+	lastGroup   int // the group's processes at the last full count
+	lastFull    time.Time
+}
+
+// over reports whether the group holds more processes than the limit.
+func (w *groupWatch) over() bool {
+	tasks, err := systemTasks()
+	if err == nil && tasks-w.lastTasks <= (w.limit-w.lastGroup)/2 && time.Since(w.lastFull) < time.Second {
+		return false
+	}
+	n, err := groupSize(w.pgid, -1)
+	if err != nil {
+		return false
+	}
+	w.lastTasks, w.lastGroup, w.lastFull = tasks, n, time.Now()
+	return n > w.limit
+}
+
+// systemTasks returns the number of tasks (processes and threads) on the
+// system, from the fourth field of /proc/loadavg ("running/total").
+func systemTasks() (int, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return 0, fmt.Errorf("/proc/loadavg: unexpected %q", b)
+	}
+	_, total, ok := strings.Cut(f[3], "/")
+	if !ok {
+		return 0, fmt.Errorf("/proc/loadavg: unexpected %q", b)
+	}
+	return strconv.Atoi(total)
+}

@@ -275,6 +275,7 @@ func (p *Process) supervise(ctx context.Context) {
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
 	var tick <-chan time.Time
+	watch := &groupWatch{pgid: p.pid, limit: int(pol.Limits.Processes)}
 	if pol.Limits.Processes > 0 {
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
@@ -305,7 +306,7 @@ wait:
 			stop(true)
 			break wait
 		case <-tick:
-			if n, _ := groupSize(p.pid, -1); int64(n) > pol.Limits.Processes {
+			if watch.over() {
 				p.res.Limit = "processes"
 				stop(false)
 				break wait
