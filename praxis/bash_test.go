@@ -5,6 +5,7 @@ package praxis
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -275,4 +276,28 @@ func TestCloseEndsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustBeDead(t, pids)
+}
+
+// Under bwrap, commands cannot change or plant the files that set the
+// policy, even where the protected directory did not exist yet.
+func TestBashBwrapProtectsPolicy(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("PRAXIS_REQUIRE_BWRAP") == "1" {
+			t.Fatal("bwrap is not installed, and PRAXIS_REQUIRE_BWRAP=1 requires it")
+		}
+		t.Skip("bwrap is not installed")
+	}
+	e, dir := newTestEngine(t, nil, func(o *Options) {
+		o.Protected = []string{".praxis/"}
+		withShell(func(p *sandbox.Policy) { p.Isolation = sandbox.IsolationBwrap })(o)
+	})
+	res := mustOK(t, call(t, e, "bash", map[string]any{
+		"command": "mkdir -p .praxis; echo 'sandbox: {writable: [/]}' > .praxis/config.yaml; echo $? > status",
+	}))
+	if got := strings.TrimSpace(readTestFile(t, filepath.Join(dir, "status"))); got == "0" {
+		t.Fatalf("a policy file was planted:\n%s", res.Text)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".praxis", "config.yaml")); err == nil {
+		t.Fatal("a policy file exists on the host")
+	}
 }
