@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -280,4 +281,48 @@ func (p Policy) inside(dir string) (string, error) {
 		return "", fmt.Errorf("working directory %s: not a directory", dir)
 	}
 	return real, nil
+}
+
+// Loosens returns the settings in which q allows more than p: the shell
+// enabled, weaker isolation, the network on, more variables, more writable
+// paths, a longer max_timeout or a higher limit. It is empty when q is as
+// strict as p or stricter. Praxis uses it to let a workspace's own config
+// file tighten the policy but never loosen it.
+func (p Policy) Loosens(q Policy) []string {
+	p, q = p.withDefaults(), q.withDefaults()
+	var out []string
+	if q.Shell && !p.Shell {
+		out = append(out, "shell")
+	}
+	if p.Isolation == IsolationBwrap && q.Isolation != IsolationBwrap {
+		out = append(out, "isolation")
+	}
+	if p.networkOff() && !q.networkOff() {
+		out = append(out, "network")
+	}
+	for _, e := range q.Env {
+		if !slices.Contains(p.Env, e) {
+			out = append(out, "env")
+			break
+		}
+	}
+	for _, w := range q.Writable {
+		if !slices.Contains(p.Writable, w) {
+			out = append(out, "writable")
+			break
+		}
+	}
+	if q.MaxTimeout > p.MaxTimeout {
+		out = append(out, "max_timeout")
+	}
+	higher := func(name string, a, b int64) {
+		if a >= 0 && (b < 0 || b > a) {
+			out = append(out, "limits."+name)
+		}
+	}
+	higher("cpu_seconds", p.Limits.CPUSeconds, q.Limits.CPUSeconds)
+	higher("address_space", p.Limits.AddressSpace, q.Limits.AddressSpace)
+	higher("processes", p.Limits.Processes, q.Limits.Processes)
+	higher("file_size", p.Limits.FileSize, q.Limits.FileSize)
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/praxis-tools/praxis/sandbox"
 )
@@ -13,7 +14,8 @@ import (
 // The Praxis config files, read in this order, each overriding the keys it
 // names: the user's, the workspace's, then the one --config names. Their
 // sandbox section sets the bash tool's policy (see sandbox.ApplyConfig);
-// flags override them all. The engine's file tools may not change any of
+// flags override them all. The workspace's file may only tighten the
+// policy: it comes with the code, and the code's author is not the user. The engine's file tools may not change any of
 // them that lies in the workspace, and under bwrap commands see them
 // read-only: an agent must not loosen its own sandbox.
 const (
@@ -61,10 +63,12 @@ func (ef *engineFlags) loadPolicy() error {
 	files := []struct {
 		path     string
 		required bool
+		tighten  bool // the file may only tighten the policy
 	}{
-		{userConfigPath(), false},
-		{filepath.Join(ws, filepath.FromSlash(workspaceConfigName)), false},
-		{ef.config, true},
+		{userConfigPath(), false, false},
+		// The workspace's file comes with the code, whoever wrote it.
+		{filepath.Join(ws, filepath.FromSlash(workspaceConfigName)), false, true},
+		{ef.config, true, false},
 	}
 	ef.protected = []string{workspaceConfigDir + "/"}
 	for _, f := range files {
@@ -81,9 +85,15 @@ func (ef *engineFlags) loadPolicy() error {
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
-		if err := sandbox.ApplyConfig(&p, data); err != nil {
+		q := p
+		if err := sandbox.ApplyConfig(&q, data); err != nil {
 			return fmt.Errorf("config %s: %w", f.path, err)
 		}
+		if loose := p.Loosens(q); f.tighten && len(loose) > 0 {
+			return fmt.Errorf("config %s: a workspace's config may only tighten the sandbox policy, but it loosens %s; "+
+				"set those in your own config file or with --config", f.path, strings.Join(loose, ", "))
+		}
+		p = q
 	}
 	switch ef.sandbox {
 	case "":

@@ -40,8 +40,14 @@ func TestSandboxConfigLayers(t *testing.T) {
 	if r := bash(); r.code != 1 || !strings.Contains(r.stderr, "E_POLICY: the shell is disabled") {
 		t.Fatalf("user config shell: false: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	// The workspace file overrides the user's.
-	writeConfig(t, filepath.Join(ws, ".praxis", "config.yaml"), "sandbox:\n  shell: true\n  max_timeout: 30s\n  timeout: 10s\n")
+	// The workspace's file may tighten the user's policy, never loosen it.
+	wsConfig := filepath.Join(ws, ".praxis", "config.yaml")
+	writeConfig(t, wsConfig, "sandbox:\n  shell: true\n")
+	if r := bash(); r.code != 2 || !strings.Contains(r.stderr, "may only tighten the sandbox policy, but it loosens shell") {
+		t.Fatalf("workspace config enabling the shell: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	writeConfig(t, user, "sandbox:\n  isolation: none\n")
+	writeConfig(t, wsConfig, "sandbox:\n  max_timeout: 30s\n  timeout: 10s\n")
 	if r := bash(); r.code != 1 || !strings.Contains(r.stderr, "E_POLICY: timeout_ms 60000 is over the policy maximum of 30000") {
 		t.Fatalf("workspace config max_timeout: %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -55,6 +61,31 @@ func TestSandboxConfigLayers(t *testing.T) {
 	writeConfig(t, extra, "sandbox: {max_timeout: 2m, network: off}\n")
 	if r := bash("--config", extra, "--sandbox", "none"); r.code != 2 || !strings.Contains(r.stderr, "network off needs isolation bwrap") {
 		t.Fatalf("network off with --sandbox none: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestWorkspaceConfigMayOnlyTighten(t *testing.T) {
+	ws, _ := sandboxWorkspace(t)
+	for _, tc := range []struct{ config, loosens string }{
+		{"sandbox: {writable: [/]}", "writable"},
+		{"sandbox: {env: [PATH, AWS_SECRET_ACCESS_KEY]}", "env"},
+		{"sandbox: {max_timeout: 2h, limits: {processes: unlimited}}", "max_timeout, limits.processes"},
+	} {
+		writeConfig(t, filepath.Join(ws, ".praxis", "config.yaml"), tc.config)
+		r := runPraxis(t, ws, "", "call", "bash", `{"command":"touch ran"}`)
+		if r.code != 2 || !strings.Contains(r.stderr, "it loosens "+tc.loosens+";") {
+			t.Errorf("%s: exit %d\nstderr: %s", tc.config, r.code, r.stderr)
+		}
+		// The same settings from the user's own --config are accepted.
+		own := filepath.Join(t.TempDir(), "own.yaml")
+		writeConfig(t, own, tc.config)
+		os.Remove(filepath.Join(ws, ".praxis", "config.yaml"))
+		if r := runPraxis(t, ws, "", "call", "--config", own, "bash", `{"command":"true"}`); r.code != 0 {
+			t.Errorf("%s from --config: exit %d\nstderr: %s", tc.config, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Error("a command ran under a loosened policy")
 	}
 }
 
