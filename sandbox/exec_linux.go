@@ -52,7 +52,11 @@ func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.
 		Stderr: errW,
 		// A session of its own: a process group to kill as a whole, and no
 		// controlling terminal to read or inject keystrokes into.
-		// Pdeathsig ends the shell if Praxis dies without cleaning up.
+		// Pdeathsig ends the shell (and under bwrap, through
+		// --die-with-parent, everything inside) if Praxis dies without
+		// cleaning up. The kernel ties it to the thread that started the
+		// command, and the Go runtime keeps its threads alive unless a
+		// goroutine locked to one exits.
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 		// Bounds the wait for the stdin copier when a process that left
 		// the group keeps the pipe open.
@@ -146,6 +150,7 @@ wait:
 		}
 	}
 	<-exited
+	p.res.Duration = time.Since(p.start)
 	// The shell is gone; anything left in its group is a leftover (a
 	// background job, a daemon that did not leave the group).
 	if n, _ := groupSize(p.pid, p.pid); n > 0 {
@@ -153,7 +158,6 @@ wait:
 		terminate(p.pid, pol.KillGrace)
 	}
 	_ = p.cmd.Wait() // the exit status is in ProcessState; a stdin copy error changes nothing
-	p.res.Duration = time.Since(p.start)
 
 	// Every writer in the group is gone; a process that left the group may
 	// still hold the pipes, so do not wait for end of file forever.
