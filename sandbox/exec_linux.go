@@ -152,7 +152,16 @@ wait:
 	<-exited
 	p.res.Duration = time.Since(p.start)
 	// The shell is gone; anything left in its group is a leftover (a
-	// background job, a daemon that did not leave the group).
+	// background job, a daemon that did not leave the group). Under bwrap
+	// the shell is bwrap itself, and its PID namespace ends with it: give
+	// the namespace's init a moment to go, taking the rest with it.
+	if pol.Isolation == IsolationBwrap {
+		for deadline := time.Now().Add(250 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if n, err := groupSize(p.pid, p.pid); err != nil || n == 0 {
+				break
+			}
+		}
+	}
 	if n, _ := groupSize(p.pid, p.pid); n > 0 {
 		p.res.Leftovers = n
 		terminate(p.pid, pol.KillGrace)
