@@ -14,11 +14,14 @@ import (
 // with the stop reason and totals.
 type Transcript struct {
 	w       io.Writer
-	midLine bool // the last text written did not end a line
+	midLine bool                       // the last text written did not end a line
+	inputs  map[string]json.RawMessage // the inputs of calls in flight, by call ID
 }
 
 // NewTranscript returns a Transcript writing to w.
-func NewTranscript(w io.Writer) *Transcript { return &Transcript{w: w} }
+func NewTranscript(w io.Writer) *Transcript {
+	return &Transcript{w: w, inputs: make(map[string]json.RawMessage)}
+}
 
 // Handle renders one event.
 func (t *Transcript) Handle(ev Event) {
@@ -30,12 +33,16 @@ func (t *Transcript) Handle(ev Event) {
 		t.midLine = !strings.HasSuffix(ev.Text, "\n")
 	case EventRetry:
 		t.line(fmt.Sprintf("  ↻ model call failed (%s); retry %d in %s", ev.Error, ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond))
+	case EventToolStart:
+		t.inputs[ev.CallID] = ev.Input
 	case EventToolResult:
+		input := t.inputs[ev.CallID]
+		delete(t.inputs, ev.CallID)
 		mark, outcome := "✓", firstLine(ev.Output)
 		if ev.IsError {
 			mark = "✗"
 		}
-		t.line(fmt.Sprintf("  %s %s %s (%s) %s", mark, ev.Tool, brief(ev.Input, 60), millis(ev.DurationMS), clip(outcome, 100)))
+		t.line(fmt.Sprintf("  %s %s %s (%s) %s", mark, ev.Tool, brief(input, 60), millis(ev.DurationMS), clip(outcome, 100)))
 	case EventRunComplete:
 		u := Usage{}
 		if ev.Usage != nil {
