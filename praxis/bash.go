@@ -59,17 +59,7 @@ func newShell(p *sandbox.Policy, ws *Workspace, protected []string) (*shell, err
 		pol.Workspace = ws.real
 	}
 	for _, rel := range protected {
-		dir, isDir := strings.CutSuffix(rel, "/")
-		if isDir && pol.Isolation == sandbox.IsolationBwrap {
-			// A protected directory must exist to be mounted read-only;
-			// otherwise a command could create it, and plant a policy
-			// for the next session.
-			if err := ws.root.MkdirAll(dir, 0o755); err != nil {
-				cancel()
-				return nil, fmt.Errorf("sandbox: creating protected directory %s: %w", dir, err)
-			}
-		}
-		pol.ReadOnly = append(pol.ReadOnly, dir)
+		pol.ReadOnly = append(pol.ReadOnly, strings.TrimSuffix(rel, "/"))
 	}
 	r, err := sandbox.New(pol)
 	if err != nil {

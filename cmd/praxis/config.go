@@ -15,12 +15,13 @@ import (
 // names: the user's, the workspace's, then the one --config names. Their
 // sandbox section sets the bash tool's policy (see sandbox.ApplyConfig);
 // flags override them all. The workspace's file may only tighten the
-// policy: it comes with the code, and the code's author is not the user. The engine's file tools may not change any of
+// policy: it comes with the code, and the code's author is not the user;
+// so a command that creates it cannot loosen the next session's policy
+// either. The engine's file tools may not change any of
 // them that lies in the workspace, and under bwrap commands see them
 // read-only: an agent must not loosen its own sandbox.
 const (
 	userConfigName      = "praxis/config.yaml" // under os.UserConfigDir
-	workspaceConfigDir  = ".praxis"
 	workspaceConfigName = ".praxis/config.yaml"
 )
 
@@ -70,7 +71,7 @@ func (ef *engineFlags) loadPolicy() error {
 		{filepath.Join(ws, filepath.FromSlash(workspaceConfigName)), false, true},
 		{ef.config, true, false},
 	}
-	ef.protected = []string{workspaceConfigDir + "/"}
+	ef.protected = []string{workspaceConfigName}
 	for _, f := range files {
 		if f.path == "" {
 			continue

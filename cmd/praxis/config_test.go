@@ -123,14 +123,16 @@ func TestConfigFilesProtected(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(ws, "cfg")) // a user config inside the workspace
 	explicit := filepath.Join(ws, "my-praxis.yaml")
 	writeConfig(t, explicit, "sandbox: {}\n")
-	for _, path := range []string{".praxis/config.yaml", ".praxis/other.yaml", "cfg/praxis/config.yaml", "my-praxis.yaml"} {
+	for _, path := range []string{".praxis/config.yaml", "./.praxis/../.praxis/config.yaml", "cfg/praxis/config.yaml", "my-praxis.yaml"} {
 		r := runPraxis(t, ws, "", "call", "--config", explicit, "write_file", `{"path":"`+path+`","content":"sandbox: {shell: true}\n"}`)
 		if r.code != 1 || !strings.Contains(r.stderr, "E_POLICY") {
 			t.Errorf("write_file %s: exit %d\n%s%s", path, r.code, r.stdout, r.stderr)
 		}
 	}
-	if r := runPraxis(t, ws, "", "call", "write_file", `{"path":"notes.yaml","content":"x\n"}`); r.code != 0 {
-		t.Errorf("an ordinary file is refused: %s", r.stderr)
+	for _, path := range []string{"notes.yaml", ".praxis/skills/x/SKILL.md"} {
+		if r := runPraxis(t, ws, "", "call", "write_file", `{"path":"`+path+`","content":"x\n"}`); r.code != 0 {
+			t.Errorf("an ordinary file is refused: %s", r.stderr)
+		}
 	}
 }
 
