@@ -204,7 +204,7 @@ func (e *Engine) shellTools() []Tool {
 			InputSchema: json.RawMessage(`{
 	"type": "object",
 	"properties": {
-		"job": {"type": "string", "description": "The job id bash returned."},
+		"job": {"type": ["string", "integer"], "description": "The job id bash returned."},
 		"since": {"type": "integer", "minimum": 0, "description": "Output position to read from, as returned by the previous call (next). Default: where the previous job_output call stopped; 0 reads everything kept."}
 	},
 	"required": ["job"],
@@ -220,7 +220,7 @@ func (e *Engine) shellTools() []Tool {
 			InputSchema: json.RawMessage(`{
 	"type": "object",
 	"properties": {
-		"job": {"type": "string", "description": "The job id bash returned."}
+		"job": {"type": ["string", "integer"], "description": "The job id bash returned."}
 	},
 	"required": ["job"],
 	"additionalProperties": false
@@ -453,8 +453,25 @@ func appendStreams(b *strings.Builder, stdout, stderr sandbox.Output) {
 }
 
 type jobArgs struct {
-	Job   string `json:"job"`
+	Job   jobRef  `json:"job"`
 	Since *int64 `json:"since"`
+}
+
+// jobRef is a job id given as a string ("3") or a number (3).
+type jobRef string
+
+func (j *jobRef) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*j = jobRef(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	*j = jobRef(n.String())
+	return nil
 }
 
 func (e *Engine) jobOutput(ctx context.Context, raw json.RawMessage) (Result, error) {
@@ -462,7 +479,7 @@ func (e *Engine) jobOutput(ctx context.Context, raw json.RawMessage) (Result, er
 	if err := decodeArgs(raw, &a); err != nil {
 		return Result{}, err
 	}
-	j, err := e.shell.job(a.Job)
+	j, err := e.shell.job(string(a.Job))
 	if err != nil {
 		return Result{}, err
 	}
@@ -474,7 +491,7 @@ func (e *Engine) jobKill(ctx context.Context, raw json.RawMessage) (Result, erro
 	if err := decodeArgs(raw, &a); err != nil {
 		return Result{}, err
 	}
-	j, err := e.shell.job(a.Job)
+	j, err := e.shell.job(string(a.Job))
 	if err != nil {
 		return Result{}, err
 	}

@@ -216,7 +216,8 @@ func TestBackgroundJob(t *testing.T) {
 	if strings.Count(seen.String(), "first") != 1 || strings.Count(seen.String(), "second") != 1 {
 		t.Fatalf("each line should be read exactly once:\n%s", seen.String())
 	}
-	again := mustOK(t, call(t, e, "job_output", map[string]any{"job": id[1], "since": 0}))
+	n, _ := strconv.Atoi(id[1])
+	again := mustOK(t, call(t, e, "job_output", map[string]any{"job": n, "since": 0}))
 	if !strings.Contains(again.Text, "first\nsecond\n") {
 		t.Errorf("since 0 does not reread everything:\n%s", again.Text)
 	}
