@@ -16,7 +16,8 @@ import (
 //
 // The command gets the host root read-only, a minimal /dev, its own /proc
 // and PID namespace (so killing bwrap ends every process inside), a private
-// /tmp, the workspace and the Writable paths read-write, the ReadOnly paths
+// /tmp, the Hide paths covered, the workspace and the Writable paths
+// read-write, the ReadOnly paths
 // read-only again (and not removable, nor movable with their directories),
 // no capabilities, and with the network off a network
 // namespace holding only loopback. bwrap is not given --new-session: the
@@ -38,6 +39,19 @@ func (r *Runner) bwrapArgs(dir string) []string {
 	}
 	if p.networkOff() {
 		args = append(args, "--unshare-net")
+	}
+	for _, h := range p.Hide {
+		h = expandHome(h)
+		fi, err := os.Stat(h)
+		if err != nil || !filepath.IsAbs(h) {
+			continue
+		}
+		h = realPath(h)
+		if fi.IsDir() {
+			args = append(args, "--tmpfs", h, "--remount-ro", h)
+		} else {
+			args = append(args, "--ro-bind", "/dev/null", h)
+		}
 	}
 	ws := realPath(p.Workspace)
 	args = append(args, "--bind", ws, ws)
@@ -131,4 +145,14 @@ func usernsHint() string {
 		return " (bwrap needs user namespaces, or to run as root; inside a container, the container may forbid creating namespaces)"
 	}
 	return " (" + strings.Join(why, "; ") + ")"
+}
+
+// expandHome replaces a leading "~/" with the home directory.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }

@@ -148,6 +148,47 @@ func TestBwrapReadOnlyInsideWorkspace(t *testing.T) {
 	}
 }
 
+// Credentials in the home directory are hidden by default.
+func TestBwrapHide(t *testing.T) {
+	requireBwrap(t)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := os.MkdirTemp(wd, "home-") // outside /tmp, which bwrap replaces anyway
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	t.Setenv("HOME", home)
+	for name, content := range map[string]string{".ssh/id_ed25519": "PRIVATE KEY", ".netrc": "password hunter2", "notes.txt": "visible"} {
+		path := filepath.Join(home, name)
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `cat ~/.ssh/id_ed25519 ~/.netrc ~/notes.txt 2>/dev/null; echo; ls -A ~/.ssh | sed 's/^/entry: /'`
+	for _, tt := range []struct {
+		name   string
+		hide   []string
+		hidden bool
+	}{
+		{"default", nil, true},
+		{"nothing hidden", []string{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := newBwrapRunner(t, func(p *Policy) { p.Hide = tt.hide })
+			res := run(t, r, Command{Script: script})
+			leaked := strings.Contains(res.Stdout.Text, "PRIVATE KEY") || strings.Contains(res.Stdout.Text, "hunter2") ||
+				strings.Contains(res.Stdout.Text, "entry: id_ed25519")
+			if leaked == tt.hidden || !strings.Contains(res.Stdout.Text, "visible") {
+				t.Errorf("hidden %v, want %v:\n%s", !leaked, tt.hidden, res.Stdout.Text)
+			}
+		})
+	}
+}
+
 func TestBwrapPIDNamespaceAndKill(t *testing.T) {
 	r, _ := newBwrapRunner(t, nil)
 	res := run(t, r, Command{Script: "ls /proc | grep -c '^[0-9]'"})

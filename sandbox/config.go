@@ -21,6 +21,7 @@ type fileConfig struct {
 	Network         *onOff         `yaml:"network"`
 	Env             *[]string      `yaml:"env"`
 	Writable        *[]string      `yaml:"writable"`
+	Hide            *[]string      `yaml:"hide"`
 	Timeout         *time.Duration `yaml:"timeout"`
 	MaxTimeout      *time.Duration `yaml:"max_timeout"`
 	BackgroundAfter *time.Duration `yaml:"background_after"`
@@ -41,8 +42,8 @@ type fileConfig struct {
 // malformed values are errors. The policy itself is checked by New.
 //
 // The keys: shell (bool), isolation (none, bwrap), network (on, off), env
-// (list of names or prefixes ending in *), writable (list of absolute
-// paths; a leading ~/ is the home directory), timeout, max_timeout,
+// (list of names or prefixes ending in *), writable and hide (lists of
+// absolute paths; a leading ~/ is the home directory), timeout, max_timeout,
 // background_after, kill_grace (durations such as 90s or 5m), output_bytes,
 // and under limits: cpu_seconds, address_space, processes, file_size.
 // Sizes are a number of bytes or a number with a unit (KiB, MiB, GiB, KB,
@@ -93,6 +94,9 @@ func ApplyConfig(p *Policy, data []byte) error {
 			}
 			p.Writable = append(p.Writable, w)
 		}
+	}
+	if c.Hide != nil {
+		p.Hide = append([]string{}, *c.Hide...)
 	}
 	set(&p.Timeout, c.Timeout)
 	set(&p.MaxTimeout, c.MaxTimeout)

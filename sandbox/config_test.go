@@ -25,6 +25,7 @@ func TestApplyConfigFile(t *testing.T) {
 	want.Network = NetworkOff
 	want.Env = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "GOPATH"}
 	want.Writable = []string{"/var/cache/praxis-test", filepath.Join(home, ".cache/go-build")}
+	want.Hide = []string{"~/.ssh", "/etc/secrets"}
 	want.Timeout = 90 * time.Second
 	want.MaxTimeout = 20 * time.Minute
 	want.BackgroundAfter = 45 * time.Second

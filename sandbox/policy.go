@@ -85,6 +85,11 @@ type Policy struct {
 	// Writable lists further absolute paths that commands may write under
 	// bwrap (a build cache, say). Paths that do not exist are skipped.
 	Writable []string
+	// Hide lists paths that commands do not see under bwrap: a directory
+	// appears empty, a file empty. A leading "~/" is the home directory;
+	// paths that do not exist are skipped. Nil means DefaultHide; an empty
+	// list hides nothing.
+	Hide []string
 	// ReadOnly lists paths, absolute or relative to the workspace, that
 	// stay read-only under bwrap although they lie in a writable tree: the
 	// files that set Praxis's own policy. Paths that do not exist are
@@ -110,6 +115,13 @@ type Policy struct {
 	// KillGrace is how long a process group has between SIGTERM and
 	// SIGKILL. Default 1 second.
 	KillGrace time.Duration
+}
+
+// DefaultHide lists where credentials usually live. Under bwrap they are
+// hidden by default, so that a command cannot show them to the model.
+var DefaultHide = []string{
+	"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
+	"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.npmrc", "~/.pypirc",
 }
 
 // DefaultEnv is the environment allowlist used when Policy.Env is nil.
@@ -142,6 +154,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Env == nil {
 		p.Env = DefaultEnv
+	}
+	if p.Hide == nil {
+		p.Hide = DefaultHide
 	}
 	if p.Timeout <= 0 {
 		p.Timeout = DefaultTimeout
@@ -216,6 +231,11 @@ func (p Policy) validate() error {
 			return fmt.Errorf("%w: writable path %q is not absolute", ErrInvalid, w)
 		}
 	}
+	for _, h := range p.Hide {
+		if !filepath.IsAbs(h) && !strings.HasPrefix(h, "~/") {
+			return fmt.Errorf("%w: hidden path %q is neither absolute nor under ~/", ErrInvalid, h)
+		}
+	}
 	return nil
 }
 
@@ -285,7 +305,7 @@ func (p Policy) inside(dir string) (string, error) {
 
 // Loosens returns the settings in which q allows more than p: the shell
 // enabled, weaker isolation, the network on, more variables, more writable
-// paths, a longer max_timeout or a higher limit. It is empty when q is as
+// or fewer hidden paths, a longer max_timeout or a higher limit. It is empty when q is as
 // strict as p or stricter. Praxis uses it to let a workspace's own config
 // file tighten the policy but never loosen it.
 func (p Policy) Loosens(q Policy) []string {
@@ -309,6 +329,12 @@ func (p Policy) Loosens(q Policy) []string {
 	for _, w := range q.Writable {
 		if !slices.Contains(p.Writable, w) {
 			out = append(out, "writable")
+			break
+		}
+	}
+	for _, h := range p.Hide {
+		if !slices.Contains(q.Hide, h) {
+			out = append(out, "hide")
 			break
 		}
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -30,6 +31,8 @@ func TestLoosens(t *testing.T) {
 		{"network on", func(q *Policy) { q.Network = NetworkOn }, []string{"network"}},
 		{"more env", func(q *Policy) { q.Env = []string{"PATH", "AWS_*"} }, []string{"env"}},
 		{"more writable", func(q *Policy) { q.Writable = []string{"/cache", "/"} }, []string{"writable"}},
+		{"fewer hidden", func(q *Policy) { q.Hide = []string{"~/.ssh"} }, []string{"hide"}},
+		{"more hidden", func(q *Policy) { q.Hide = append(slices.Clone(DefaultHide), "/secret") }, nil},
 		{"longer max", func(q *Policy) { q.MaxTimeout = time.Hour }, []string{"max_timeout"}},
 		{"unlimited memory", func(q *Policy) { q.Limits.AddressSpace = -1 }, []string{"limits.address_space"}},
 		{"more processes and cpu", func(q *Policy) { q.Limits.Processes = 5000; q.Limits.CPUSeconds = 601 }, []string{"limits.cpu_seconds", "limits.processes"}},
