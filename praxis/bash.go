@@ -453,7 +453,7 @@ func appendStreams(b *strings.Builder, stdout, stderr sandbox.Output) {
 }
 
 type jobArgs struct {
-	Job   jobRef  `json:"job"`
+	Job   jobRef `json:"job"`
 	Since *int64 `json:"since"`
 }
 
