@@ -83,15 +83,17 @@ func (s *shell) close() {
 // start starts c unless the shell is closed.
 func (s *shell) start(c sandbox.Command) (*sandbox.Process, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, Errorf(EUnavailable, "the engine is closing; no command may start")
 	}
+	s.running.Add(1) // before close can Wait; a command started after close is killed at once
+	s.mu.Unlock()
 	p, err := s.runner.Start(s.ctx, c)
 	if err != nil {
+		s.running.Done()
 		return nil, err
 	}
-	s.running.Add(1)
 	go func() { <-p.Done(); s.running.Done() }()
 	return p, nil
 }
@@ -537,10 +539,23 @@ func jobReport(j *job, since *int64, killed bool) Result {
 		appendStatus(&b, r)
 	} else {
 		info["running"] = true
-		fmt.Fprintf(&b, "job %s running for %v (time limit %v)\n", j.id,
-			time.Since(j.proc.Started()).Round(time.Second), j.proc.Timeout())
+		fmt.Fprintf(&b, "job %s running for %v (time limit %v): %s\n", j.id,
+			time.Since(j.proc.Started()).Round(time.Second), j.proc.Timeout(), clip(j.command, 80))
 	}
 	appendStreams(&b, stdout, stderr)
 	fmt.Fprintf(&b, "next: %d\n", next)
 	return Result{Text: b.String(), Structured: info}
+}
+
+// clip returns the first line of s, cut to at most n bytes (never inside
+// a character), with "…" when anything was left out.
+func clip(s string, n int) string {
+	line, _, more := strings.Cut(s, "\n")
+	if len(line) > n {
+		line, more = strings.ToValidUTF8(line[:n], ""), true
+	}
+	if more {
+		line += "…"
+	}
+	return line
 }

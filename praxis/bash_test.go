@@ -196,7 +196,9 @@ var jobID = regexp.MustCompile(`job (\d+)`)
 func TestBackgroundJob(t *testing.T) {
 	e, dir := newTestEngine(t, nil, withShell(nil))
 	res := mustOK(t, call(t, e, "bash", map[string]any{
-		"command":    "echo $$ > pids; echo first; sleep 0.3; echo second; sleep 300 & echo $! >> pids; wait",
+		// printf keeps the words it prints out of the command, which
+		// job_output shows too.
+		"command":    "echo $$ > pids; printf 'fi%st\\n' rs; sleep 0.3; printf 'sec%sd\\n' on; sleep 300 & echo $! >> pids; wait",
 		"background": true,
 	}))
 	id := jobID.FindStringSubmatch(res.Text)
@@ -236,7 +238,7 @@ func TestBackgroundJob(t *testing.T) {
 // A foreground command that outlives the wait becomes a job.
 func TestBashDetaches(t *testing.T) {
 	e, _ := newTestEngine(t, nil, withShell(func(p *sandbox.Policy) { p.BackgroundAfter = 300 * time.Millisecond }))
-	res := mustOK(t, call(t, e, "bash", map[string]any{"command": "echo early; sleep 300"}))
+	res := mustOK(t, call(t, e, "bash", map[string]any{"command": "printf 'ear%s\\n' ly; sleep 300"}))
 	id := jobID.FindStringSubmatch(res.Text)
 	if id == nil || !strings.Contains(res.Text, "still running") {
 		t.Fatalf("not detached:\n%s", res.Text)
@@ -313,4 +315,21 @@ func TestBashBwrapProtectsPolicy(t *testing.T) {
 		t.Errorf("the policy file changed: %q", got)
 	}
 	mustOK(t, call(t, e, "bash", map[string]any{"command": "mkdir -p .praxis/skills && echo ok > .praxis/skills/note"}))
+}
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"npm run dev", 80, "npm run dev"},
+		{"make\nmake test", 80, "make…"},
+		{"abcdef", 3, "abc…"},
+		{"aé", 2, "a…"}, // never half a character
+	} {
+		if got := clip(tc.in, tc.n); got != tc.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
 }
