@@ -38,8 +38,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Sandbox is the policy of the bash tool and its background jobs. Nil,
 	// or a policy without Shell, disables the shell: bash refuses every
-	// command (E_POLICY). An empty Workspace means the engine's. New fails
-	// when the policy asks for isolation this machine cannot provide.
+	// command (E_POLICY). An empty Workspace means the engine's; the
+	// Protected paths are added to its ReadOnly ones, so that under bwrap
+	// commands cannot change them either. New fails when the policy asks
+	// for isolation this machine cannot provide.
 	Sandbox *sandbox.Policy
 }
 
