@@ -312,7 +312,7 @@ func (e *Engine) bash(ctx context.Context, raw json.RawMessage) (Result, error) 
 	for {
 		select {
 		case <-p.Done():
-			return commandResult(p.Result())
+			return commandResult(p.Result(), p.Timeout())
 		case <-ctx.Done():
 			p.Kill()
 			<-p.Done()
@@ -375,13 +375,13 @@ func sandboxError(err error, ws *Workspace) error {
 // commandResult renders a finished foreground command. A non-zero exit is
 // a normal result; a timeout and a limit that stopped the command are
 // errors carrying the output.
-func commandResult(r sandbox.Result) (Result, error) {
+func commandResult(r sandbox.Result, limit time.Duration) (Result, error) {
 	var b strings.Builder
 	appendStatus(&b, r)
 	appendStreams(&b, r.Stdout, r.Stderr)
 	switch {
 	case r.TimedOut:
-		return Result{}, Errorf(ETimeout, "the command timed out after %v; its process group was killed", r.Duration.Round(time.Millisecond)).
+		return Result{}, Errorf(ETimeout, "the command ran past its time limit of %v; its process group was killed", limit).
 			WithDetail(b.String() + "Ask for a longer timeout_ms (up to the policy maximum), or run it with background: true.")
 	case r.Limit == "processes":
 		return Result{}, Errorf(EBudgetExceeded, "the command started more processes than the policy allows; its process group was killed").

@@ -136,7 +136,7 @@ func TestBashTimeout(t *testing.T) {
 		"command":    "echo before; sleep 300 & echo $! > pids; sleep 300 & echo $! >> pids; wait",
 		"timeout_ms": 1000,
 	})
-	mustFail(t, res, ETimeout, "timed out", "--- stdout ---\nbefore\n")
+	mustFail(t, res, ETimeout, "ran past its time limit of 1s", "--- stdout ---\nbefore\n")
 	mustBeDead(t, readPIDs(t, filepath.Join(dir, "pids")))
 }
 
