@@ -40,26 +40,38 @@ func (r *Runner) bwrapArgs(dir string) []string {
 	if p.networkOff() {
 		args = append(args, "--unshare-net")
 	}
+	ws := realPath(p.Workspace)
+	// Hidden paths are covered before the workspace is mounted, so that
+	// hiding a directory that holds the workspace leaves the workspace
+	// visible, and those inside the workspace after, so that it does not
+	// uncover them.
+	var hideInside []string
 	for _, h := range p.Hide {
 		h = expandHome(h)
-		fi, err := os.Stat(h)
-		if err != nil || !filepath.IsAbs(h) {
+		if !filepath.IsAbs(h) {
 			continue
 		}
 		h = realPath(h)
-		if fi.IsDir() {
-			args = append(args, "--tmpfs", h, "--remount-ro", h)
-		} else {
-			args = append(args, "--ro-bind", "/dev/null", h)
+		switch {
+		case within(ws, h):
+			hideInside = append(hideInside, h)
+		case within(h, ws):
+			// Left writable (an empty tmpfs that vanishes with the
+			// sandbox) so that bwrap can make the workspace's mount point.
+			args = append(args, "--tmpfs", h)
+		default:
+			args = hide(args, h)
 		}
 	}
-	ws := realPath(p.Workspace)
 	args = append(args, "--bind", ws, ws)
 	for _, w := range p.Writable {
 		if _, err := os.Stat(w); err == nil {
 			w = realPath(w)
 			args = append(args, "--bind", w, w)
 		}
+	}
+	for _, h := range hideInside {
+		args = hide(args, h)
 	}
 	pinned := make(map[string]bool)
 	for _, ro := range p.ReadOnly {
@@ -119,7 +131,12 @@ func (r *Runner) probeBwrap() error {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return fmt.Errorf("%w: bwrap cannot build its sandbox on this machine: %s%s", ErrUnavailable, msg, usernsHint())
+		hint := ""
+		if strings.Contains(msg, "namespace") || strings.Contains(msg, "uid map") ||
+			strings.Contains(msg, "not permitted") || strings.Contains(msg, "Permission denied") {
+			hint = usernsHint()
+		}
+		return fmt.Errorf("%w: bwrap cannot build its sandbox on this machine: %s%s", ErrUnavailable, msg, hint)
 	}
 	return nil
 }
@@ -155,4 +172,24 @@ func expandHome(p string) string {
 		}
 	}
 	return p
+}
+
+// hide appends the bwrap arguments that cover path, if it exists: an empty
+// read-only directory over a directory, an empty file over a file.
+func hide(args []string, path string) []string {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return args
+	case fi.IsDir():
+		return append(args, "--tmpfs", path, "--remount-ro", path)
+	default:
+		return append(args, "--ro-bind", "/dev/null", path)
+	}
+}
+
+// within reports whether path is dir or lies inside it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
 }

@@ -101,7 +101,8 @@ func TestBwrapFileSystem(t *testing.T) {
 	}
 
 	res = run(t, r, Command{Script: "echo escaped > " + outsideFile})
-	if res.ExitCode == 0 || !strings.Contains(res.Stderr.Text, "Read-only file system") {
+	// (A checkout under /tmp lands in the sandbox's private /tmp instead.)
+	if !within(realPath(os.TempDir()), realPath(wd)) && (res.ExitCode == 0 || !strings.Contains(res.Stderr.Text, "Read-only file system")) {
 		t.Errorf("writing outside the workspace: %+v", res)
 	}
 	if _, err := os.Stat(outsideFile); err == nil {
@@ -148,27 +149,10 @@ func TestBwrapReadOnlyInsideWorkspace(t *testing.T) {
 	}
 }
 
-// Credentials in the home directory are hidden by default.
+// Credentials in the home directory are hidden by default, and so are
+// hidden paths inside the workspace.
 func TestBwrapHide(t *testing.T) {
 	requireBwrap(t)
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, err := os.MkdirTemp(wd, "home-") // outside /tmp, which bwrap replaces anyway
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
-	t.Setenv("HOME", home)
-	for name, content := range map[string]string{".ssh/id_ed25519": "PRIVATE KEY", ".netrc": "password hunter2", "notes.txt": "visible"} {
-		path := filepath.Join(home, name)
-		os.MkdirAll(filepath.Dir(path), 0o700)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := `cat ~/.ssh/id_ed25519 ~/.netrc ~/notes.txt 2>/dev/null; echo; ls -A ~/.ssh | sed 's/^/entry: /'`
 	for _, tt := range []struct {
 		name   string
 		hide   []string
@@ -176,16 +160,56 @@ func TestBwrapHide(t *testing.T) {
 	}{
 		{"default", nil, true},
 		{"nothing hidden", []string{}, false},
+		{"listed", []string{"~/.ssh", "~/.netrc"}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, _ := newBwrapRunner(t, func(p *Policy) { p.Hide = tt.hide })
-			res := run(t, r, Command{Script: script})
-			leaked := strings.Contains(res.Stdout.Text, "PRIVATE KEY") || strings.Contains(res.Stdout.Text, "hunter2") ||
-				strings.Contains(res.Stdout.Text, "entry: id_ed25519")
-			if leaked == tt.hidden || !strings.Contains(res.Stdout.Text, "visible") {
-				t.Errorf("hidden %v, want %v:\n%s", !leaked, tt.hidden, res.Stdout.Text)
+			var ws string
+			r, ws := newBwrapRunner(t, func(p *Policy) { p.Hide = tt.hide })
+			// A home inside the workspace: outside it, the private /tmp
+			// would hide a test directory anyway.
+			home := filepath.Join(ws, "home")
+			t.Setenv("HOME", home)
+			for name, content := range map[string]string{".ssh/id_ed25519": "PRIVATE KEY", ".netrc": "password hunter2", "notes.txt": "visible"} {
+				path := filepath.Join(home, name)
+				os.MkdirAll(filepath.Dir(path), 0o700)
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := run(t, r, Command{Script: `cat ~/.ssh/id_ed25519 ~/.netrc ~/notes.txt 2>/dev/null; echo; ls -A ~/.ssh | sed 's/^/entry: /'`})
+			out := res.Stdout.Text
+			leaked := strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, "hunter2") || strings.Contains(out, "entry: id_ed25519")
+			if leaked == tt.hidden || !strings.Contains(out, "visible") {
+				t.Errorf("hidden %v, want %v:\n%s", !leaked, tt.hidden, out)
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, ".netrc")); string(b) != "password hunter2" {
+				t.Errorf("hiding changed the file on the host: %q", b)
 			}
 		})
+	}
+}
+
+// Hiding a directory that holds the workspace leaves the workspace usable.
+func TestBwrapHideAroundWorkspace(t *testing.T) {
+	requireBwrap(t)
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, "secret"), []byte("hunter2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultPolicy(ws)
+	p.Isolation = IsolationBwrap
+	p.Hide = []string{parent}
+	r, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, r, Command{Script: "echo ok > f && cat f; cat ../secret"})
+	if res.Stdout.Text != "ok\n" {
+		t.Errorf("got %+v", res)
 	}
 }
 

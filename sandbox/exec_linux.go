@@ -20,17 +20,14 @@ func checkPlatform(Policy) error { return nil }
 func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.Duration) (*Process, error) {
 	p := r.policy
 	env := p.environ(os.Environ(), c.Env)
-	inner := []string{"bash", "-c", c.Script}
+	path, args := r.bash, []string{"bash", "-c", limitPrefix(p.Limits) + c.Script}
 	if p.Isolation == IsolationBwrap {
 		if _, err := os.Stat(r.bwrap); err != nil {
 			return nil, fmt.Errorf("%w: bwrap at %s: %v", ErrUnavailable, r.bwrap, err)
 		}
-		inner = append(r.bwrapArgs(dir), inner...)
+		path, args = r.bwrap, append(r.bwrapArgs(dir), args...)
 		env = append(env, "TMPDIR=/tmp")
-	} else {
-		inner[0] = r.bash
 	}
-	args := append([]string{"bash", "-c", limitScript(p.Limits), "praxis-limits"}, inner...)
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -43,7 +40,7 @@ func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.
 		return nil, err
 	}
 	cmd := &exec.Cmd{
-		Path:   r.bash,
+		Path:   path,
 		Args:   args,
 		Env:    env,
 		Dir:    dir,
@@ -78,7 +75,7 @@ func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("starting bash: %w", err)
+		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	proc.pid = cmd.Process.Pid
 	for i, f := range proc.pipes {

@@ -14,10 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// limitScript returns the bash script that sets l as both soft and hard
-// limits, so the command cannot raise them, and then runs its arguments.
-// A limit is never set above the one Praxis itself runs under.
-func limitScript(l Limits) string {
+// limitPrefix returns the bash commands that set l as both soft and hard
+// limits, so that the command cannot raise them (without privilege), or
+// stop the shell with status 126 when they cannot be set. The command's
+// script follows them on the same line, so its line numbers are its own,
+// and nothing of it runs before the limits are in place: bash parses a
+// whole line before running any of it. A limit is never set above the one
+// Praxis itself runs under.
+func limitPrefix(l Limits) string {
 	var b strings.Builder
 	b.WriteString("ulimit")
 	add := func(flag string, res int, v, unit int64) {
@@ -44,9 +48,9 @@ func limitScript(l Limits) string {
 		}
 	}
 	if b.Len() == len("ulimit") {
-		return `exec "$@"`
+		return ""
 	}
-	b.WriteString(` || { echo "praxis: cannot set resource limits" >&2; exit 126; }; exec "$@"`)
+	b.WriteString(` 2>/dev/null || { echo "praxis: cannot set resource limits" >&2; exit 126; }; `)
 	return b.String()
 }
 
