@@ -333,3 +333,29 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent calls each get their own output.
+func TestBashConcurrent(t *testing.T) {
+	e, _ := newTestEngine(t, nil, withShell(nil))
+	const n = 8
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			want := "call " + strconv.Itoa(i) + "\n"
+			res, err := e.Catalog().Call(context.Background(), "bash", []byte(`{"command": "sleep 0.1; echo call `+strconv.Itoa(i)+`"}`))
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case res.IsError || !strings.Contains(res.Text, "--- stdout ---\n"+want):
+				errs <- res.Text
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	for range n {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
