@@ -1,0 +1,144 @@
+// Package praxis is the Praxis tool engine: a workspace confined through
+// os.Root, a catalog of tools an agent uses on a code base, and the error
+// contract those tools share. It knows nothing of MCP, model providers or
+// the command line; those front ends call tools through the Catalog.
+package praxis
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+)
+
+// Options configure an Engine. The zero value of every field is a safe
+// default.
+type Options struct {
+	// Workspace is the directory the engine works in. Default ".".
+	Workspace string
+	// MaxFileBytes is the largest file read_file and edit_file will load.
+	// Default 64 MiB.
+	MaxFileBytes int64
+	// MaxChangedLines, if positive, refuses an edit_file call that would
+	// remove and add more lines than this in total (E_BUDGET_EXCEEDED).
+	MaxChangedLines int
+	// HistoryBytes bounds the memory of earlier file versions kept so that
+	// anchors survive the engine's own edits. Default 64 MiB.
+	HistoryBytes int64
+	// Protected lists workspace-relative paths that write_file and edit_file
+	// refuse to change (E_POLICY), such as the files that set the engine's
+	// own policy. A path ending in "/" protects a directory tree.
+	Protected []string
+	// NoSync skips fsync on writes. Writes stay atomic, but not durable
+	// across a power loss. For tests and benchmarks.
+	NoSync bool
+	// Logger receives diagnostics. Default: discard.
+	Logger *slog.Logger
+}
+
+const (
+	defaultMaxFileBytes = 64 << 20
+	defaultHistoryBytes = 64 << 20
+	defaultReadLimit    = 2000
+	lineClip            = 2000 // bytes of one line shown before it is clipped
+)
+
+// Engine is the Praxis tool engine for one workspace. It is safe for
+// concurrent use.
+type Engine struct {
+	opts    Options
+	ws      *Workspace
+	log     *slog.Logger
+	catalog *Catalog
+	locks   fileLocks
+	history *history
+}
+
+// New opens the workspace and builds the engine's catalog.
+func New(opts Options) (*Engine, error) {
+	if opts.Workspace == "" {
+		opts.Workspace = "."
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = defaultMaxFileBytes
+	}
+	if opts.HistoryBytes <= 0 {
+		opts.HistoryBytes = defaultHistoryBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	ws, err := OpenWorkspace(opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		opts:    opts,
+		ws:      ws,
+		log:     opts.Logger,
+		history: newHistory(opts.HistoryBytes),
+	}
+	e.catalog, err = NewCatalog(e.fileTools()...)
+	if err != nil {
+		ws.Close()
+		return nil, fmt.Errorf("building the catalog: %w", err)
+	}
+	return e, nil
+}
+
+// Catalog returns the engine's tools.
+func (e *Engine) Catalog() *Catalog { return e.catalog }
+
+// Workspace returns the engine's workspace.
+func (e *Engine) Workspace() *Workspace { return e.ws }
+
+// Close releases the engine's resources. Calls in flight may fail.
+func (e *Engine) Close() error { return e.ws.Close() }
+
+// fileLocks serialises the engine's own read-modify-write cycles on one
+// file. Entries live only while someone holds or waits for them.
+type fileLocks struct {
+	mu sync.Mutex
+	m  map[string]*fileLock
+}
+
+type fileLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks each path, in sorted order so that two batches cannot
+// deadlock, and returns the function that unlocks them all.
+func (l *fileLocks) lock(paths []string) (unlock func()) {
+	sorted := slices.Compact(slices.Sorted(slices.Values(paths)))
+	held := make([]*fileLock, 0, len(sorted))
+	for _, p := range sorted {
+		l.mu.Lock()
+		if l.m == nil {
+			l.m = make(map[string]*fileLock)
+		}
+		fl := l.m[p]
+		if fl == nil {
+			fl = &fileLock{}
+			l.m[p] = fl
+		}
+		fl.refs++
+		l.mu.Unlock()
+		fl.Lock()
+		held = append(held, fl)
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i].Unlock()
+		}
+		for _, p := range sorted {
+			if fl := l.m[p]; fl != nil {
+				if fl.refs--; fl.refs == 0 {
+					delete(l.m, p)
+				}
+			}
+		}
+	}
+}
