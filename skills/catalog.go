@@ -35,9 +35,9 @@ type Catalog struct {
 	opts Options
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	snap   *Snapshot
-	stamps map[string]stamp
+	mu   sync.Mutex
+	snap *Snapshot
+	last *scan // nil to force a search
 }
 
 // Snapshot is the catalog at one moment. It is shared and must not be
@@ -94,10 +94,11 @@ func (c *Catalog) Roots() []Root { return slices.Clone(c.opts.Roots) }
 func (c *Catalog) Snapshot(ctx context.Context) (*Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.snap != nil && !c.changed() {
+	changed, now := c.changed()
+	if c.snap != nil && !changed {
 		return c.snap, nil
 	}
-	sc, err := discover(ctx, c.opts.Roots, c.opts.MaxDepth)
+	sc, err := discover(ctx, c.opts.Roots, c.opts.MaxDepth, c.last, now)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +107,7 @@ func (c *Catalog) Snapshot(ctx context.Context) (*Snapshot, error) {
 		gen = c.snap.Generation + 1
 	}
 	c.snap = build(sc, gen)
-	c.stamps = sc.stamps
+	c.last = sc
 	for _, p := range c.snap.Problems {
 		if p.Severity == Error {
 			c.log.Warn("skill left out", "problem", p.String())
@@ -117,36 +118,41 @@ func (c *Catalog) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return c.snap, nil
 }
 
-// Refresh forgets the last search, so that the next request searches again
-// even if no modification time changed.
+// Refresh forgets the last search, so that the next request searches and
+// parses everything again even if no modification time changed.
 func (c *Catalog) Refresh() {
 	c.mu.Lock()
-	c.stamps = nil
+	c.last = nil
 	c.mu.Unlock()
 }
 
-// changed reports whether any path the last search looked at has changed
-// or appeared or vanished since. c.mu is held.
-func (c *Catalog) changed() bool {
-	if c.stamps == nil {
-		return true
+// changed stats every path the last search looked at and reports whether
+// any has changed, appeared or vanished since, with the stamps it saw.
+// c.mu is held.
+func (c *Catalog) changed() (bool, map[string]stamp) {
+	if c.last == nil {
+		return true, nil
 	}
-	for p, old := range c.stamps {
+	now := make(map[string]stamp, len(c.last.stamps))
+	changed := false
+	for p, old := range c.last.stamps {
 		fi, err := os.Stat(p)
-		var now stamp
+		var st stamp
 		switch {
 		case err == nil:
-			now = stampOf(fi)
+			st = stampOf(fi)
 		case errors.Is(err, fs.ErrNotExist):
-			now = stamp{gone: true}
+			st = stamp{gone: true}
 		default:
-			return true
+			changed = true
+			continue
 		}
-		if now.gone != old.gone || now.size != old.size || !now.mtime.Equal(old.mtime) {
-			return true
+		now[p] = st
+		if !st.equal(old) {
+			changed = true
 		}
 	}
-	return false
+	return changed, now
 }
 
 // build resolves names: the first skill of a name wins.

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -71,15 +74,22 @@ const DefaultMaxDepth = 3
 // directory pointed at a large tree by mistake stays cheap.
 const maxDirs = 20_000
 
-// stamp is what change detection compares: a path's modification time and
-// size, or its absence.
+// stamp is what change detection compares: a path's modification time,
+// size and mode, or its absence.
 type stamp struct {
 	mtime time.Time
 	size  int64
+	mode  fs.FileMode
 	gone  bool
 }
 
-func stampOf(fi fs.FileInfo) stamp { return stamp{mtime: fi.ModTime(), size: fi.Size()} }
+func (s stamp) equal(t stamp) bool {
+	return s.gone == t.gone && s.size == t.size && s.mode == t.mode && s.mtime.Equal(t.mtime)
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	return stamp{mtime: fi.ModTime(), size: fi.Size(), mode: fi.Mode()}
+}
 
 // scan is the result of one discovery: every candidate skill in search
 // order, the problems met, and the stamps of every path whose change would
@@ -88,11 +98,16 @@ type scan struct {
 	found    []Skill
 	problems []Problem
 	stamps   map[string]stamp
+	// parsed holds each SKILL.md's probe, for the next search to reuse
+	// while the file's stamp is unchanged.
+	parsed map[string]probe
 }
 
 // walker searches one root.
 type walker struct {
 	ctx      context.Context
+	prev     map[string]probe // the last search's parsed, read-only
+	now      map[string]stamp // stamps just taken, read-only
 	root     Root
 	r        *os.Root
 	maxDepth int
@@ -100,9 +115,16 @@ type walker struct {
 	s        *scan
 }
 
-// discover searches roots in order.
-func discover(ctx context.Context, roots []Root, maxDepth int) (*scan, error) {
-	s := &scan{stamps: map[string]stamp{}}
+// discover searches roots in order. prev is the last search's result, or
+// nil: a SKILL.md whose stamp has not changed since is not parsed again.
+// now holds stamps taken a moment ago, or nil: a SKILL.md whose stamp there
+// equals its stamp in prev is not even opened again.
+func discover(ctx context.Context, roots []Root, maxDepth int, prev *scan, now map[string]stamp) (*scan, error) {
+	s := &scan{stamps: map[string]stamp{}, parsed: map[string]probe{}}
+	var parsed map[string]probe
+	if prev != nil {
+		parsed = prev.parsed
+	}
 	for _, root := range roots {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -125,8 +147,12 @@ func discover(ctx context.Context, roots []Root, maxDepth int) (*scan, error) {
 			s.warn(root.Dir, "the skills directory could not be opened: %s", osReason(err))
 			continue
 		}
-		w := &walker{ctx: ctx, root: root, r: r, maxDepth: maxDepth, s: s}
-		err = w.walk(".", 0, []fs.FileInfo{fi})
+		w := &walker{ctx: ctx, prev: parsed, now: now, root: root, r: r, maxDepth: maxDepth, s: s}
+		if p := w.probe("."); p.found {
+			w.merge(p)
+		} else {
+			err = w.walk(".", 0, nil)
+		}
 		r.Close()
 		if err != nil {
 			return nil, err
@@ -147,10 +173,10 @@ func (w *walker) abs(rel string) string {
 	return filepath.Join(w.root.Dir, filepath.FromSlash(rel))
 }
 
-// walk looks at directory rel, depth levels below the root: if it holds
-// SKILL.md it is a skill and is not descended; otherwise its
-// subdirectories are, up to the depth limit. ancestors are the directories
-// on the way, to refuse symlink cycles.
+// walk reads directory rel, which is not a skill, depth levels below the
+// root. Each subdirectory holding SKILL.md is a skill and is not descended;
+// the others are, up to the depth limit. ancestors are the directories on
+// the way, to refuse symlink cycles.
 func (w *walker) walk(rel string, depth int, ancestors []fs.FileInfo) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
@@ -161,16 +187,15 @@ func (w *walker) walk(rel string, depth int, ancestors []fs.FileInfo) error {
 		}
 		return nil
 	}
-	if found, err := w.trySkill(rel); found || err != nil {
-		return err
-	}
-	if depth >= w.maxDepth {
-		return nil
-	}
 	f, err := w.r.Open(rel)
 	if err != nil {
 		w.s.warn(w.abs(rel), "the directory could not be read: %s", osReason(err))
 		return nil
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		w.s.stamps[w.abs(rel)] = stampOf(fi)
+		ancestors = append(ancestors, fi)
 	}
 	entries, err := f.ReadDir(-1)
 	f.Close()
@@ -179,40 +204,49 @@ func (w *walker) walk(rel string, depth int, ancestors []fs.FileInfo) error {
 		return nil
 	}
 	sortEntries(entries)
+	var children []string
 	for _, de := range entries {
 		name := de.Name()
 		if name[0] == '.' || name == "node_modules" {
 			continue
 		}
 		child := path.Join(rel, name)
-		var fi fs.FileInfo
 		switch {
 		case de.IsDir():
-			if fi, err = de.Info(); err != nil {
-				continue // removed while we looked
-			}
 		case de.Type()&fs.ModeSymlink != 0:
-			fi, err = w.r.Stat(child) // follows the link only inside the root
-			if err != nil {
-				if isEscape(err) {
-					w.s.warn(w.abs(child), "the symlink leads outside the skills directory %s; not followed", w.root.Dir)
-				} else {
-					w.s.warn(w.abs(child), "the symlink could not be followed: %s", osReason(err))
-				}
+			fi, err := w.r.Stat(child) // follows the link only inside the root
+			switch {
+			case isEscape(err):
+				w.s.warn(w.abs(child), "the symlink leads outside the skills directory %s; not followed", w.root.Dir)
 				continue
-			}
-			if !fi.IsDir() {
+			case err != nil:
+				w.s.warn(w.abs(child), "the symlink could not be followed: %s", osReason(err))
 				continue
-			}
-			if cyclic(fi, ancestors) {
+			case !fi.IsDir():
+				continue
+			case cyclic(fi, ancestors):
 				w.s.warn(w.abs(child), "the symlink leads back to a directory above it; not followed")
 				continue
 			}
 		default:
 			continue
 		}
-		w.s.stamps[w.abs(child)] = stampOf(fi)
-		if err := w.walk(child, depth+1, append(ancestors, fi)); err != nil {
+		children = append(children, child)
+	}
+	for i, p := range w.probeAll(children) {
+		if p.found {
+			w.merge(p)
+			continue
+		}
+		child := children[i]
+		if depth+1 >= w.maxDepth {
+			// Not read, but SKILL.md may appear in it.
+			if fi, err := w.r.Stat(child); err == nil {
+				w.s.stamps[w.abs(child)] = stampOf(fi)
+			}
+			continue
+		}
+		if err := w.walk(child, depth+1, ancestors); err != nil {
 			return err
 		}
 	}
@@ -228,44 +262,107 @@ func cyclic(fi fs.FileInfo, ancestors []fs.FileInfo) bool {
 	return false
 }
 
-// trySkill parses rel/SKILL.md if there is one, and reports whether there
-// was.
-func (w *walker) trySkill(rel string) (bool, error) {
+// probeAll probes dirs, several at a time when there are many: opening and
+// parsing a thousand SKILL.md files is most of a search's work.
+func (w *walker) probeAll(dirs []string) []probe {
+	out := make([]probe, len(dirs))
+	workers := min(len(dirs)/16, 2*runtime.GOMAXPROCS(0))
+	if workers < 2 {
+		for i, d := range dirs {
+			out[i] = w.probe(d)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(dirs) || w.ctx.Err() != nil {
+					return
+				}
+				out[i] = w.probe(dirs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// probe is what looking for a skill in one directory found.
+type probe struct {
+	found    bool // the directory holds SKILL.md (usable or not)
+	skill    *Skill
+	problems []Problem
+	file     string // SKILL.md's absolute path
+	stamp    stamp  // SKILL.md's
+}
+
+func (w *walker) merge(p probe) {
+	w.s.problems = append(w.s.problems, p.problems...)
+	if p.file != "" {
+		w.s.stamps[p.file] = p.stamp
+		if !p.stamp.gone {
+			w.s.parsed[p.file] = p
+		}
+	}
+	if p.skill != nil {
+		w.s.found = append(w.s.found, *p.skill)
+	}
+}
+
+// probe parses rel/SKILL.md if there is one. It only reads: it is called
+// from several goroutines at once.
+func (w *walker) probe(rel string) (p probe) {
 	file := path.Join(rel, "SKILL.md")
 	abs := w.abs(file)
+	if old, ok := w.prev[abs]; ok {
+		if st, ok := w.now[abs]; ok && st.equal(old.stamp) {
+			return old
+		}
+	}
+	fail := func(format string, args ...any) probe {
+		p.problems = append(p.problems, Problem{Severity: Error, File: abs, Rule: fmt.Sprintf(format, args...)})
+		return p
+	}
 	f, err := w.r.Open(file)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-			return false, nil
-		case isEscape(err):
-			w.s.add(Error, abs, "", "SKILL.md is a symlink leading outside the skills directory %s", w.root.Dir)
-		default:
-			w.s.add(Error, abs, "", "SKILL.md could not be read: %s", osReason(err))
+			return probe{}
+		case errors.Is(err, fs.ErrPermission) && !w.readable(rel):
+			p.found = true
+			p.problems = append(p.problems, Problem{Severity: Warning, File: w.abs(rel),
+				Rule: "the directory could not be read: " + osReason(err)})
+			return p
 		}
-		w.s.stamps[abs] = stamp{gone: true}
-		return true, nil
+		p.found, p.file, p.stamp = true, abs, stamp{gone: true}
+		if isEscape(err) {
+			return fail("SKILL.md is a symlink leading outside the skills directory %s", w.root.Dir)
+		}
+		return fail("SKILL.md could not be read: %s", osReason(err))
 	}
 	defer f.Close()
+	p.found, p.file = true, abs
 	fi, err := f.Stat()
 	if err != nil {
-		w.s.add(Error, abs, "", "SKILL.md could not be read: %s", osReason(err))
-		return true, nil
+		return fail("SKILL.md could not be read: %s", osReason(err))
 	}
-	w.s.stamps[abs] = stampOf(fi)
+	p.stamp = stampOf(fi)
+	if old, ok := w.prev[abs]; ok && old.stamp.equal(p.stamp) {
+		return old
+	}
 	if fi.IsDir() {
-		w.s.add(Error, abs, "", "SKILL.md is a directory, not a file")
-		return true, nil
+		return fail("SKILL.md is a directory, not a file")
 	}
 	if !fi.Mode().IsRegular() {
-		w.s.add(Error, abs, "", "SKILL.md is not a regular file")
-		return true, nil
+		return fail("SKILL.md is not a regular file")
 	}
 	head := make([]byte, min(fi.Size(), maxFrontmatterBytes))
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		w.s.add(Error, abs, "", "SKILL.md could not be read: %s", osReason(err))
-		return true, nil
+		return fail("SKILL.md could not be read: %s", osReason(err))
 	}
 	head = head[:n]
 	dirName := path.Base(rel)
@@ -273,20 +370,26 @@ func (w *walker) trySkill(rel string) (bool, error) {
 		dirName = filepath.Base(w.root.Dir)
 	}
 	s, problems := parseHead(abs, head, fi.Size() <= int64(n), dirName)
-	w.s.problems = append(w.s.problems, problems...)
+	p.problems = append(p.problems, problems...)
 	if HasErrors(problems) {
-		return true, nil
+		return p
 	}
 	s.Dir = w.abs(rel)
 	s.File = abs
 	s.Root = w.root
 	s.rel = rel
-	w.s.found = append(w.s.found, s)
-	return true, nil
+	p.skill = &s
+	return p
 }
 
-func (s *scan) add(sev Severity, file, field, format string, args ...any) {
-	s.problems = append(s.problems, Problem{Severity: sev, File: file, Field: field, Rule: fmt.Sprintf(format, args...)})
+// readable reports whether directory rel can be opened.
+func (w *walker) readable(rel string) bool {
+	f, err := w.r.Open(rel)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 // isEscape reports whether err is os.Root's refusal of a path that leaves
