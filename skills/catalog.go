@@ -3,9 +3,7 @@ package skills
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +21,8 @@ type Options struct {
 	// MaxDepth is how many levels below a root a skill directory may be.
 	// Default DefaultMaxDepth.
 	MaxDepth int
-	// Logger receives a line for each skill left out. Default: discard.
+	// Logger receives a line for each skill left out, when it is first
+	// seen. Default: discard.
 	Logger *slog.Logger
 }
 
@@ -106,12 +105,21 @@ func (c *Catalog) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if c.snap != nil {
 		gen = c.snap.Generation + 1
 	}
+	old := map[string]bool{}
+	if c.snap != nil {
+		for _, p := range c.snap.Problems {
+			old[p.String()] = true
+		}
+	}
 	c.snap = build(sc, gen)
 	c.last = sc
 	for _, p := range c.snap.Problems {
-		if p.Severity == Error {
+		switch {
+		case old[p.String()]:
+			// logged when it first appeared
+		case p.Severity == Error:
 			c.log.Warn("skill left out", "problem", p.String())
-		} else {
+		default:
 			c.log.Debug("skill warning", "problem", p.String())
 		}
 	}
@@ -136,14 +144,8 @@ func (c *Catalog) changed() (bool, map[string]stamp) {
 	now := make(map[string]stamp, len(c.last.stamps))
 	changed := false
 	for p, old := range c.last.stamps {
-		fi, err := os.Stat(p)
-		var st stamp
-		switch {
-		case err == nil:
-			st = stampOf(fi)
-		case errors.Is(err, fs.ErrNotExist):
-			st = stamp{gone: true}
-		default:
+		st, err := statStamp(p)
+		if err != nil {
 			changed = true
 			continue
 		}

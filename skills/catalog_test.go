@@ -75,9 +75,13 @@ func TestOneBadSkillNeverStopsTheOthers(t *testing.T) {
 
 func TestSymlinkOutOfTheRootIsNotFollowed(t *testing.T) {
 	root := abs(t, "testdata/invalid")
-	s := snapshot(t, New(Options{Roots: []Root{{Dir: root}}}))
+	c := New(Options{Roots: []Root{{Dir: root}}})
+	s := snapshot(t, c)
 	if _, ok := s.Lookup("escaped"); ok {
 		t.Fatal("the skill behind a symlink leading out of the root was found")
+	}
+	if again := snapshot(t, c); again != s {
+		t.Error("nothing changed, but the catalog searched again")
 	}
 	want := map[string]string{
 		filepath.Join(root, "escaped"):                        "leads outside the skills directory",

@@ -87,6 +87,18 @@ func (s stamp) equal(t stamp) bool {
 	return s.gone == t.gone && s.size == t.size && s.mode == t.mode && s.mtime.Equal(t.mtime)
 }
 
+// statStamp stats p, following symlinks, as change detection does.
+func statStamp(p string) (stamp, error) {
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil:
+		return stampOf(fi), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return stamp{gone: true}, nil
+	}
+	return stamp{}, err
+}
+
 func stampOf(fi fs.FileInfo) stamp {
 	return stamp{mtime: fi.ModTime(), size: fi.Size(), mode: fi.Mode()}
 }
@@ -293,6 +305,7 @@ func (w *walker) probeAll(dirs []string) []probe {
 // probe is what looking for a skill in one directory found.
 type probe struct {
 	found    bool // the directory holds SKILL.md (usable or not)
+	parsed   bool // SKILL.md was read and parsed
 	skill    *Skill
 	problems []Problem
 	file     string // SKILL.md's absolute path
@@ -303,9 +316,9 @@ func (w *walker) merge(p probe) {
 	w.s.problems = append(w.s.problems, p.problems...)
 	if p.file != "" {
 		w.s.stamps[p.file] = p.stamp
-		if !p.stamp.gone {
-			w.s.parsed[p.file] = p
-		}
+	}
+	if p.parsed {
+		w.s.parsed[p.file] = p
 	}
 	if p.skill != nil {
 		w.s.found = append(w.s.found, *p.skill)
@@ -332,12 +345,17 @@ func (w *walker) probe(rel string) (p probe) {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 			return probe{}
 		case errors.Is(err, fs.ErrPermission) && !w.readable(rel):
-			p.found = true
+			// Stamped, so that a change of its mode is noticed.
+			p.found, p.file = true, w.abs(rel)
+			p.stamp, _ = statStamp(p.file)
 			p.problems = append(p.problems, Problem{Severity: Warning, File: w.abs(rel),
 				Rule: "the directory could not be read: " + osReason(err)})
 			return p
 		}
-		p.found, p.file, p.stamp = true, abs, stamp{gone: true}
+		// Stamped as change detection will see it: a symlink leading
+		// outside is followed there.
+		p.found, p.file = true, abs
+		p.stamp, _ = statStamp(abs)
 		if isEscape(err) {
 			return fail("SKILL.md is a symlink leading outside the skills directory %s", w.root.Dir)
 		}
@@ -370,6 +388,7 @@ func (w *walker) probe(rel string) (p probe) {
 		dirName = filepath.Base(w.root.Dir)
 	}
 	s, problems := parseHead(abs, head, fi.Size() <= int64(n), dirName)
+	p.parsed = true
 	p.problems = append(p.problems, problems...)
 	if HasErrors(problems) {
 		return p

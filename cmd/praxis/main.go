@@ -36,6 +36,7 @@ func commands() []command {
 	return []command{
 		{"call", "run one tool and print its result", runCall},
 		{"tools", "list the engine's tools", runTools},
+		{"skills", "list, show and check skills (SKILL.md)", runSkills},
 		{"version", "print the version", runVersion},
 	}
 }
