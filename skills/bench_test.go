@@ -43,6 +43,31 @@ func BenchmarkDiscover1000(b *testing.B) {
 	cpu.report()
 }
 
+// BenchmarkReadFiles1000 is the reference for BenchmarkDiscover1000: the
+// same directory listed and every SKILL.md read whole with os.ReadFile,
+// nothing parsed or confined, one file after another.
+func BenchmarkReadFiles1000(b *testing.B) {
+	dir := b.TempDir()
+	makeSkills(b, dir, 1000)
+	cpu := startCPU(b)
+	for b.Loop() {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, e := range entries {
+			if _, err := os.ReadFile(filepath.Join(dir, e.Name(), "SKILL.md")); err == nil {
+				n++
+			}
+		}
+		if n != 1000 {
+			b.Fatalf("%d files read", n)
+		}
+	}
+	cpu.report()
+}
+
 // BenchmarkOneChanged1000 measures asking again after one SKILL.md of
 // 1,000 changed: the check, a walk, and one file parsed again.
 func BenchmarkOneChanged1000(b *testing.B) {

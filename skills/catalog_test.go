@@ -347,3 +347,49 @@ func TestUnreadableDirectoryIsAWarning(t *testing.T) {
 		t.Errorf("no warning for the locked directory:\n%s", problemLines(s.Problems))
 	}
 }
+
+// TestConcurrentUse has several readers list and load skills while a
+// writer adds, edits and removes them. Run with -race.
+func TestConcurrentUse(t *testing.T) {
+	root := t.TempDir()
+	for i := range 20 {
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("s%02d", i)), "Stable.")
+	}
+	c := New(Options{Roots: []Root{{Dir: root}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for ctx.Err() == nil {
+				list, err := c.List(ctx)
+				if err != nil {
+					break
+				}
+				if len(list) < 20 {
+					errs <- fmt.Errorf("only %d skills listed", len(list))
+					return
+				}
+				if _, err := c.Load(ctx, "s07"); err != nil && ctx.Err() == nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := range 50 {
+		dir := filepath.Join(root, fmt.Sprintf("extra%d", i%5))
+		if i%2 == 0 {
+			writeSkill(t, dir, fmt.Sprintf("Version %d.", i))
+		} else {
+			os.RemoveAll(dir)
+		}
+	}
+	cancel()
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

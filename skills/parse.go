@@ -131,7 +131,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 func (p *parser) frontmatter(fm []byte, fmLine int, dirName string) Skill {
 	s := Skill{UserInvocable: true}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(fm, &doc); err != nil {
+	if fast, ok := fastNode(fm); ok {
+		doc = *fast
+	} else if err := yaml.Unmarshal(fm, &doc); err != nil {
 		msg, line := err.Error(), fmLine
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
