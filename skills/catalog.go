@@ -21,6 +21,9 @@ type Options struct {
 	// MaxDepth is how many levels below a root a skill directory may be.
 	// Default DefaultMaxDepth.
 	MaxDepth int
+	// MaxDirs is how many directories one search of a root looks at before
+	// it stops with a warning. Default DefaultMaxDirs.
+	MaxDirs int
 	// Logger receives a line for each skill left out, when it is first
 	// seen. Default: discard.
 	Logger *slog.Logger
@@ -71,6 +74,9 @@ func New(opts Options) *Catalog {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
 	}
+	if opts.MaxDirs <= 0 {
+		opts.MaxDirs = DefaultMaxDirs
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -97,7 +103,7 @@ func (c *Catalog) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if c.snap != nil && !changed {
 		return c.snap, nil
 	}
-	sc, err := discover(ctx, c.opts.Roots, c.opts.MaxDepth, c.last, now)
+	sc, err := discover(ctx, c.opts.Roots, c.opts, c.last, now)
 	if err != nil {
 		return nil, err
 	}
@@ -174,13 +180,14 @@ func build(sc *scan, gen uint64) *Snapshot {
 	return s
 }
 
-// List returns the usable skills, sorted by name.
+// List returns the usable skills, sorted by name, in a slice of the
+// caller's own.
 func (c *Catalog) List(ctx context.Context) ([]Skill, error) {
 	s, err := c.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return s.Skills, nil
+	return slices.Clone(s.Skills), nil
 }
 
 // Lookup returns the skill called name, or ErrUnknownSkill.

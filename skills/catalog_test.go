@@ -174,6 +174,25 @@ func TestDepthLimit(t *testing.T) {
 	}
 }
 
+func TestMaxDirs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a1", "a2", "a3", "b/b1", "b/b2", "c"} {
+		writeSkill(t, filepath.Join(root, d), "One of several.")
+	}
+	s := snapshot(t, New(Options{Roots: []Root{{Dir: root}}, MaxDirs: 5}))
+	// a1 a2 a3 b c are looked at (5); b's children are not.
+	if got := names(s.Skills); !slices.Equal(got, []string{"a1", "a2", "a3", "c"}) {
+		t.Errorf("skills = %v", got)
+	}
+	var warnings []string
+	for _, p := range s.Problems {
+		warnings = append(warnings, p.Rule)
+	}
+	if !slices.Equal(warnings, []string{"the search stopped after 5 directories"}) {
+		t.Errorf("problems:\n%s", problemLines(s.Problems))
+	}
+}
+
 func TestSymlinksInsideTheRoot(t *testing.T) {
 	root := t.TempDir()
 	writeSkill(t, filepath.Join(root, "store", "linked"), "Reached through a symlink inside the root.")

@@ -70,9 +70,9 @@ func SearchPath(dirs []string, workspace, home string) []Root {
 // skill directory may be: 1 is DIR/NAME/SKILL.md, the usual layout.
 const DefaultMaxDepth = 3
 
-// maxDirs bounds the directories one search visits, so that a search
-// directory pointed at a large tree by mistake stays cheap.
-const maxDirs = 20_000
+// DefaultMaxDirs bounds the directories one search of a root looks at, so
+// that a search directory pointed at a large tree by mistake stays cheap.
+const DefaultMaxDirs = 20_000
 
 // stamp is what change detection compares: a path's modification time,
 // size and mode, or its absence.
@@ -123,7 +123,9 @@ type walker struct {
 	root     Root
 	r        *os.Root
 	maxDepth int
-	dirs     int
+	maxDirs  int
+	dirs     int  // directories looked at
+	capped   bool // dirs reached maxDirs
 	s        *scan
 }
 
@@ -131,7 +133,7 @@ type walker struct {
 // nil: a SKILL.md whose stamp has not changed since is not parsed again.
 // now holds stamps taken a moment ago, or nil: a SKILL.md whose stamp there
 // equals its stamp in prev is not even opened again.
-func discover(ctx context.Context, roots []Root, maxDepth int, prev *scan, now map[string]stamp) (*scan, error) {
+func discover(ctx context.Context, roots []Root, opts Options, prev *scan, now map[string]stamp) (*scan, error) {
 	s := &scan{stamps: map[string]stamp{}, parsed: map[string]probe{}}
 	var parsed map[string]probe
 	if prev != nil {
@@ -159,7 +161,7 @@ func discover(ctx context.Context, roots []Root, maxDepth int, prev *scan, now m
 			s.warn(root.Dir, "the skills directory could not be opened: %s", osReason(err))
 			continue
 		}
-		w := &walker{ctx: ctx, prev: parsed, now: now, root: root, r: r, maxDepth: maxDepth, s: s}
+		w := &walker{ctx: ctx, prev: parsed, now: now, root: root, r: r, maxDepth: opts.MaxDepth, maxDirs: opts.MaxDirs, s: s}
 		if p := w.probe("."); p.found {
 			w.merge(p)
 		} else {
@@ -192,12 +194,6 @@ func (w *walker) abs(rel string) string {
 func (w *walker) walk(rel string, depth int, ancestors []fs.FileInfo) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
-	}
-	if w.dirs++; w.dirs > maxDirs {
-		if w.dirs == maxDirs+1 {
-			w.s.warn(w.root.Dir, "the search stopped after %d directories", maxDirs)
-		}
-		return nil
 	}
 	f, err := w.r.Open(rel)
 	if err != nil {
@@ -245,6 +241,14 @@ func (w *walker) walk(rel string, depth int, ancestors []fs.FileInfo) error {
 		}
 		children = append(children, child)
 	}
+	if room := w.maxDirs - w.dirs; len(children) > room {
+		if !w.capped {
+			w.capped = true
+			w.s.warn(w.root.Dir, "the search stopped after %d directories", w.maxDirs)
+		}
+		children = children[:room]
+	}
+	w.dirs += len(children)
 	for i, p := range w.probeAll(children) {
 		if p.found {
 			w.merge(p)
