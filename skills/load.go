@@ -48,8 +48,9 @@ type Loaded struct {
 	BodyBytes int64
 	BodyLine  int
 	Truncated bool
-	// Files are the files in the skill's directory other than SKILL.md,
-	// sorted by path; FilesTruncated says the listing stopped at its limit.
+	// Files are the files in the skill's directory other than SKILL.md and
+	// hidden ones, sorted by path; FilesTruncated says the listing stopped
+	// at its limit.
 	Files          []File
 	FilesTruncated bool
 	// Links are the local links of the body, in order of appearance.
@@ -133,66 +134,71 @@ func load(ctx context.Context, sk Skill) (*Loaded, error) {
 		body, l.Truncated = cut, true
 	}
 	l.Body = string(body)
-	if n := bytes.Count(body, []byte("\n")); n > RecommendedBodyLines || l.Truncated {
+	advice := fmt.Sprintf("the specification recommends under %d lines, with details moved to files the body links to", RecommendedBodyLines)
+	if l.Truncated {
 		l.Problems = append(l.Problems, Problem{Severity: Warning, File: sk.File, Line: l.BodyLine,
-			Rule: fmt.Sprintf("the body is %d bytes; the specification recommends under %d lines, with details moved to files the body links to", l.BodyBytes, RecommendedBodyLines)})
+			Rule: fmt.Sprintf("the body is %d bytes, more than the %d a load returns; %s", l.BodyBytes, MaxBodyBytes, advice)})
+	} else if n := bytes.Count(body, []byte("\n")); n > RecommendedBodyLines {
+		l.Problems = append(l.Problems, Problem{Severity: Warning, File: sk.File, Line: l.BodyLine,
+			Rule: fmt.Sprintf("the body has %d lines; %s", n, advice)})
 	}
-	if err := l.listFiles(ctx, r); err != nil {
+	if err := l.listFiles(ctx, r, ".", 1); err != nil {
 		return nil, err
 	}
 	l.findLinks(r, body)
 	return l, nil
 }
 
-// listFiles walks the skill's directory, confined to it.
-func (l *Loaded) listFiles(ctx context.Context, r *os.Root) error {
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		f, err := r.Open(dir)
-		if err != nil {
-			return nil
-		}
-		entries, err := f.ReadDir(-1)
+// listFiles lists the files of directory dir of the skill, depth levels
+// down, confined to the skill's directory: SKILL.md and hidden files are
+// left out, symlinks are followed only while they stay inside, and
+// symlinked directories are not descended.
+func (l *Loaded) listFiles(ctx context.Context, r *os.Root, dir string, depth int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := r.Open(dir)
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = f.ReadDir(-1)
 		f.Close()
-		if err != nil {
-			return nil
-		}
-		sortEntries(entries)
-		for _, de := range entries {
-			name := de.Name()
-			p := path.Join(dir, name)
-			if name[0] == '.' || p == "SKILL.md" {
-				continue
-			}
-			fi, err := r.Stat(p) // follows symlinks only inside the skill
-			if err != nil {
-				if isEscape(err) {
-					l.Problems = append(l.Problems, Problem{Severity: Warning, File: filepath.Join(l.Skill.Dir, filepath.FromSlash(p)),
-						Rule: "the symlink leads outside the skill's directory; it is not listed and cannot be read"})
-				}
-				continue
-			}
-			switch {
-			case fi.IsDir():
-				if depth < maxFileDepth && de.Type()&fs.ModeSymlink == 0 {
-					if err := walk(p, depth+1); err != nil {
-						return err
-					}
-				}
-			case fi.Mode().IsRegular():
-				if len(l.Files) >= maxListedFiles {
-					l.FilesTruncated = true
-					return nil
-				}
-				l.Files = append(l.Files, File{Path: p, Size: fi.Size()})
-			}
-		}
+	}
+	if err != nil {
+		l.Problems = append(l.Problems, Problem{Severity: Warning, File: filepath.Join(l.Skill.Dir, filepath.FromSlash(dir)),
+			Rule: "the directory could not be read: " + osReason(err)})
 		return nil
 	}
-	return walk(".", 1)
+	sortEntries(entries)
+	for _, de := range entries {
+		name := de.Name()
+		p := path.Join(dir, name)
+		if name[0] == '.' || p == "SKILL.md" {
+			continue
+		}
+		fi, err := r.Stat(p) // follows symlinks only inside the skill
+		if err != nil {
+			if isEscape(err) {
+				l.Problems = append(l.Problems, Problem{Severity: Warning, File: filepath.Join(l.Skill.Dir, filepath.FromSlash(p)),
+					Rule: "the symlink leads outside the skill's directory; it is not listed and cannot be read"})
+			}
+			continue
+		}
+		switch {
+		case fi.IsDir():
+			if depth < maxFileDepth && de.Type()&fs.ModeSymlink == 0 {
+				if err := l.listFiles(ctx, r, p, depth+1); err != nil {
+					return err
+				}
+			}
+		case fi.Mode().IsRegular():
+			if len(l.Files) >= maxListedFiles {
+				l.FilesTruncated = true
+				return nil
+			}
+			l.Files = append(l.Files, File{Path: p, Size: fi.Size()})
+		}
+	}
+	return nil
 }
 
 // findLinks collects the local links and images of body with goldmark and
