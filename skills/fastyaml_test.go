@@ -141,12 +141,14 @@ func nodeDiff(a, b *yaml.Node, at string) string {
 // tricky pieces and compares the fast path with the parser on each one it
 // takes.
 func TestFastNodeAgreesOnGeneratedFrontmatter(t *testing.T) {
-	keys := []string{"name", "description", "tags", "metadata", "a-b", "x_1", "true", "null", "Key"}
+	keys := []string{"name", "description", "tags", "metadata", "a-b", "x_1", "true", "null", "Key", "y", "n", "on", "No", "a-", "Z9"}
 	values := []string{
 		"plain", "two words", "yes", "no", "on", "true", "False", "~", "null", "", "1", "0x1F", "1e3", ".inf",
 		"2024-01-01", "a: b", "a:b", "a #c", "a#c", "#c", "'single'", "'it''s'", "\"double\"", "\"a\\\"b\"", "\"a: b\"",
 		"[a, b]", "[]", "[a, [b]]", "{a: b}", "-x", "- x", "?x", ":x", "x:", "...", "---", "a,b", "*alias", "&anchor x",
 		"!tag x", "|", ">", "%x", "@x", "`x`", "é", "\u00a0x", "x\u00a0", "tab\tx", "trailing ", "trailing  ", " leading", "'q' ", "[a] ",
+		"y", "n", "Y", "NO", "On", "=", "<<", "0b101", "1_000", "1:20", "12:30:00", "+1", "0o17", ".5", "1.", "nan", ".NaN",
+		"a [b]", "a{b}", "a,", "[a,b],", "[a]x", "[ ]", "[,]", "['a']", "[a: b]", "[~, null, true]",
 	}
 	indents := []string{"", " ", "  ", "    "}
 	r := rand.New(rand.NewPCG(1, 2))
