@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/praxis-tools/praxis/skills"
 )
 
 // Options configure an Engine. The zero value of every field is a safe
@@ -34,6 +36,12 @@ type Options struct {
 	NoSync bool
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
+	// SkillsDirs are directories searched for skills before the
+	// workspace's .praxis/skills, .agents/skills and .claude/skills and the
+	// user's ~/.agents/skills and ~/.claude/skills, in order; the first
+	// skill of a name wins. Relative paths are taken from the current
+	// directory.
+	SkillsDirs []string
 }
 
 const (
@@ -52,6 +60,7 @@ type Engine struct {
 	catalog *Catalog
 	locks   fileLocks
 	history *history
+	skills  *skills.Catalog
 
 	// testHook, when set by a test, runs before each file of an edit batch
 	// is checked again ("verify") and before it is written ("write"); an
@@ -90,7 +99,11 @@ func New(opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		history: newHistory(opts.HistoryBytes),
 	}
-	e.catalog, err = NewCatalog(e.fileTools()...)
+	e.skills = newSkills(opts, ws)
+	e.catalog, err = NewCatalog(slices.Concat(
+		e.fileTools(),
+		e.skillTools(),
+	)...)
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("building the catalog: %w", err)

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -48,18 +50,27 @@ func parseFlags(fs *flag.FlagSet, args []string, io stdio) (code int, ok bool) {
 
 // engineFlags are the flags of every command that builds an engine.
 type engineFlags struct {
-	workspace string
+	workspace  string
+	skillsDirs []string // nil: from PRAXIS_SKILLS_DIR
 }
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	ef := &engineFlags{}
 	fs.StringVar(&ef.workspace, "workspace", ".", "the workspace `directory`: every file the tools touch is inside it")
+	fs.Func("skills-dir", "a `directory` searched for skills before the workspace's and the user's (repeatable, or colon-separated; default $PRAXIS_SKILLS_DIR)", func(v string) error {
+		ef.skillsDirs = append(ef.skillsDirs, filepath.SplitList(v)...)
+		return nil
+	})
 	return ef
 }
 
 // options returns the engine options the flags describe.
 func (ef *engineFlags) options(log *slog.Logger) praxis.Options {
-	return praxis.Options{Workspace: ef.workspace, Logger: log}
+	skillsDirs := ef.skillsDirs
+	if skillsDirs == nil {
+		skillsDirs = filepath.SplitList(os.Getenv("PRAXIS_SKILLS_DIR"))
+	}
+	return praxis.Options{Workspace: ef.workspace, Logger: log, SkillsDirs: skillsDirs}
 }
 
 // open builds the engine the flags describe. On failure it reports the
