@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/mark3labs/mcp-go v1.2.1
+	github.com/yuin/goldmark v1.8.7
 	golang.org/x/sys v0.49.0
 	gopkg.in/yaml.v3 v3.0.1
 	lukechampine.com/blake3 v1.4.1

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/praxis-tools/praxis/sandbox"
+	"github.com/praxis-tools/praxis/skills"
 )
 
 // Options configure an Engine. The zero value of every field is a safe
@@ -36,6 +37,12 @@ type Options struct {
 	NoSync bool
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
+	// SkillsDirs are directories searched for skills before the
+	// workspace's .praxis/skills, .agents/skills and .claude/skills and the
+	// user's ~/.agents/skills and ~/.claude/skills, in order; the first
+	// skill of a name wins. Relative paths are taken from the current
+	// directory.
+	SkillsDirs []string
 	// Sandbox is the policy of the bash tool and its background jobs. Nil,
 	// or a policy without Shell, disables the shell: bash refuses every
 	// command (E_POLICY). An empty Workspace means the engine's; the
@@ -61,6 +68,7 @@ type Engine struct {
 	catalog *Catalog
 	locks   fileLocks
 	history *history
+	skills  *skills.Catalog
 
 	// testHook, when set by a test, runs before each file of an edit batch
 	// is checked again ("verify") and before it is written ("write"); an
@@ -101,11 +109,16 @@ func New(opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		history: newHistory(opts.HistoryBytes),
 	}
+	e.skills = newSkills(opts, ws)
 	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
 		ws.Close()
 		return nil, err
 	}
-	e.catalog, err = NewCatalog(slices.Concat(e.fileTools(), e.shellTools())...)
+	e.catalog, err = NewCatalog(slices.Concat(
+		e.fileTools(),
+		e.skillTools(),
+		e.shellTools(),
+	)...)
 	if err != nil {
 		e.shell.close()
 		ws.Close()

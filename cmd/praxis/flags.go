@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/praxis-tools/praxis/praxis"
 	"github.com/praxis-tools/praxis/sandbox"
@@ -70,7 +72,8 @@ func afterParse(fs *flag.FlagSet) error {
 
 // engineFlags are the flags of every command that builds an engine.
 type engineFlags struct {
-	workspace string
+	workspace  string
+	skillsDirs []string // nil: from PRAXIS_SKILLS_DIR
 	// The sandbox policy: config files (see config.go), then --sandbox.
 	sandbox   string
 	config    string
@@ -81,6 +84,10 @@ type engineFlags struct {
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	ef := &engineFlags{}
 	fs.StringVar(&ef.workspace, "workspace", ".", "the workspace `directory`: every file the tools touch is inside it")
+	fs.Func("skills-dir", "a `directory` searched for skills before the workspace's and the user's (repeatable, or colon-separated; default $PRAXIS_SKILLS_DIR)", func(v string) error {
+		ef.skillsDirs = append(ef.skillsDirs, filepath.SplitList(v)...)
+		return nil
+	})
 	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: none or bwrap (default: the config files', else none)")
 	fs.Var(configFlag{ef}, "config", "a config `file` read after the user's and the workspace's (.praxis/config.yaml)")
 	return ef
@@ -88,7 +95,12 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 
 // options returns the engine options the flags describe.
 func (ef *engineFlags) options(log *slog.Logger) praxis.Options {
-	return praxis.Options{Workspace: ef.workspace, Logger: log, Sandbox: ef.policy, Protected: ef.protected}
+	skillsDirs := ef.skillsDirs
+	if skillsDirs == nil {
+		skillsDirs = filepath.SplitList(os.Getenv("PRAXIS_SKILLS_DIR"))
+	}
+	return praxis.Options{Workspace: ef.workspace, Logger: log, SkillsDirs: skillsDirs,
+		Sandbox: ef.policy, Protected: ef.protected}
 }
 
 // open builds the engine the flags describe. On failure it reports the

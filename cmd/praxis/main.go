@@ -38,6 +38,7 @@ func commands() []command {
 		{"call", "run one tool and print its result", runCall},
 		{"mcp", "list external MCP servers and their tools (mcp list)", runMCP},
 		{"tools", "list the engine's tools", runTools},
+		{"skills", "list, show and check skills (SKILL.md)", runSkills},
 		{"version", "print the version", runVersion},
 	}
 }
