@@ -1,0 +1,172 @@
+package praxis
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/praxis-tools/praxis/praxis/hashline"
+)
+
+// commitEdits writes prepared edits. Each file must still hold the bytes
+// the edit was prepared against (compared whole, which is cheaper than
+// hashing them again); if one write fails, the files already
+// written get their old bytes back.
+func (e *Engine) commitEdits(rs []*editResult) error {
+	for _, r := range rs {
+		if err := e.hook("verify", r.Path); err != nil {
+			return err
+		}
+		cur, _, err := e.ws.ReadFile(r.Path, e.opts.MaxFileBytes)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(cur, r.base.Bytes()) {
+			return Errorf(EConflict, "%s changed on disk while the edit was prepared: it is now version %s, the edit was made against %s", r.Path, hashline.Version(cur), r.PreviousVersion).
+				WithDetail("Nothing was written. Read the file again for fresh anchors.")
+		}
+	}
+	sync := !e.opts.NoSync
+	for i, r := range rs {
+		err := e.hook("write", r.Path)
+		if err == nil {
+			err = writeAtomic(e.ws.root, r.Path, r.out, fs.FileMode(r.perm), sync)
+		}
+		if err == nil {
+			continue
+		}
+		ferr := e.ws.fail(r.Path, err).(*Error)
+		if i == 0 {
+			ferr.Detail = "Nothing was written."
+			return ferr
+		}
+		var restored, lost []string
+		for _, w := range rs[:i] {
+			if rerr := writeAtomic(e.ws.root, w.Path, w.base.Bytes(), fs.FileMode(w.perm), sync); rerr != nil {
+				lost = append(lost, fmt.Sprintf("%s (still at the new version %s: %v)", w.Path, w.Version, rerr))
+			} else {
+				restored = append(restored, w.Path+" (back at version "+w.PreviousVersion+")")
+			}
+		}
+		var d strings.Builder
+		fmt.Fprintf(&d, "Writing %s failed after %d of %d files were written.\n", r.Path, i, len(rs))
+		if len(restored) > 0 {
+			fmt.Fprintf(&d, "Restored: %s\n", strings.Join(restored, ", "))
+		}
+		if len(lost) > 0 {
+			fmt.Fprintf(&d, "NOT restored: %s\n", strings.Join(lost, ", "))
+		}
+		fmt.Fprintf(&d, "Files after %s were not touched.", r.Path)
+		ferr.Detail = d.String()
+		return ferr
+	}
+	return nil
+}
+
+func editInfo(rs []*editResult, dry bool) map[string]any {
+	return map[string]any{"dry_run": dry, "files": rs}
+}
+
+func editDoneResult(rs []*editResult) Result {
+	var b []byte
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = fmt.Appendf(b, "edited %s: version %s -> %s, +%d -%d lines, %d lines now\n",
+			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
+		b = appendChangedRegions(b, hashline.Parse(r.out), r.hunks)
+	}
+	return Result{Text: string(b), Structured: editInfo(rs, false)}
+}
+
+// appendChangedRegions renders the new lines of each hunk with two lines of
+// context, in hashline form, so that the next edit needs no new read.
+func appendChangedRegions(b []byte, doc *hashline.Doc, hunks []hashline.Hunk) []byte {
+	const ctx = 2
+	n := doc.Lines()
+	if n == 0 {
+		return append(b, "(the file is now empty)\n"...)
+	}
+	last := 0
+	for _, h := range hunks {
+		from := max(1, h.NewFrom-ctx)
+		to := min(n, h.NewFrom+h.NewCount-1+ctx)
+		if to < from {
+			continue
+		}
+		if from <= last {
+			from = last + 1
+		} else if last > 0 {
+			b = append(b, "...\n"...)
+		}
+		b = doc.AppendRender(b, from, to, lineClip)
+		last = max(last, to)
+	}
+	return b
+}
+
+func (e *Engine) dryRunResult(rs []*editResult) Result {
+	var b []byte
+	for _, r := range rs {
+		b = fmt.Appendf(b, "dry run: %s would go from version %s to %s, +%d -%d lines, %d lines; nothing was written\n",
+			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
+		b = appendUnifiedDiff(b, r.Path, r.base, hashline.Parse(r.out), r.hunks)
+	}
+	return Result{Text: string(b), Structured: editInfo(rs, true)}
+}
+
+// appendUnifiedDiff renders hunks as a unified diff with three lines of
+// context.
+func appendUnifiedDiff(b []byte, name string, old, new *hashline.Doc, hunks []hashline.Hunk) []byte {
+	const ctx = 3
+	b = fmt.Appendf(b, "--- a/%s\n+++ b/%s\n", name, name)
+	for i := 0; i < len(hunks); {
+		// Group hunks whose context windows touch.
+		j := i + 1
+		for j < len(hunks) && hunks[j].OldFrom-ctx <= hunks[j-1].OldFrom+hunks[j-1].OldCount+ctx {
+			j++
+		}
+		first, last := hunks[i], hunks[j-1]
+		oldFrom := max(1, first.OldFrom-ctx)
+		oldTo := min(old.Lines(), last.OldFrom+last.OldCount-1+ctx)
+		newFrom := first.NewFrom - (first.OldFrom - oldFrom)
+		newTo := last.NewFrom + last.NewCount - 1 + (oldTo - (last.OldFrom + last.OldCount - 1))
+		b = fmt.Appendf(b, "@@ -%s +%s @@\n", diffRange(oldFrom, oldTo), diffRange(newFrom, newTo))
+		k := oldFrom
+		for _, h := range hunks[i:j] {
+			for ; k < h.OldFrom; k++ {
+				b = appendDiffLine(b, ' ', old.Line(k))
+			}
+			for ; k < h.OldFrom+h.OldCount; k++ {
+				b = appendDiffLine(b, '-', old.Line(k))
+			}
+			for m := h.NewFrom; m < h.NewFrom+h.NewCount; m++ {
+				b = appendDiffLine(b, '+', new.Line(m))
+			}
+		}
+		for ; k <= oldTo; k++ {
+			b = appendDiffLine(b, ' ', old.Line(k))
+		}
+		i = j
+	}
+	return b
+}
+
+func diffRange(from, to int) string {
+	count := to - from + 1
+	if count == 0 {
+		return fmt.Sprintf("%d,0", from-1)
+	}
+	if count == 1 {
+		return fmt.Sprint(from)
+	}
+	return fmt.Sprintf("%d,%d", from, count)
+}
+
+func appendDiffLine(b []byte, mark byte, line []byte) []byte {
+	b = append(b, mark)
+	b = append(b, line...)
+	return append(b, '\n')
+}

@@ -1,0 +1,199 @@
+// Package praxis is the Praxis tool engine: a workspace confined through
+// os.Root, a catalog of tools an agent uses on a code base, and the error
+// contract those tools share. It knows nothing of MCP, model providers or
+// the command line; those front ends call tools through the Catalog.
+package praxis
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/praxis-tools/praxis/sandbox"
+	"github.com/praxis-tools/praxis/skills"
+)
+
+// Options configure an Engine. The zero value of every field is a safe
+// default.
+type Options struct {
+	// Workspace is the directory the engine works in. Default ".".
+	Workspace string
+	// MaxFileBytes is the largest file read_file and edit_file will load.
+	// Default 64 MiB.
+	MaxFileBytes int64
+	// MaxChangedLines, if positive, refuses an edit_file call that would
+	// remove and add more lines than this in total (E_BUDGET_EXCEEDED).
+	MaxChangedLines int
+	// HistoryBytes bounds the memory of earlier file versions kept so that
+	// anchors survive the engine's own edits. Default 64 MiB.
+	HistoryBytes int64
+	// Protected lists workspace-relative paths that write_file and edit_file
+	// refuse to change (E_POLICY), such as the files that set the engine's
+	// own policy. A path ending in "/" protects a directory tree.
+	Protected []string
+	// NoSync skips fsync on writes. Writes stay atomic, but not durable
+	// across a power loss. For tests and benchmarks.
+	NoSync bool
+	// Logger receives diagnostics. Default: discard.
+	Logger *slog.Logger
+	// SkillsDirs are directories searched for skills before the
+	// workspace's .praxis/skills, .agents/skills and .claude/skills and the
+	// user's ~/.agents/skills and ~/.claude/skills, in order; the first
+	// skill of a name wins. Relative paths are taken from the current
+	// directory.
+	SkillsDirs []string
+	// Sandbox is the policy of the bash tool and its background jobs. Nil,
+	// or a policy without Shell, disables the shell: bash refuses every
+	// command (E_POLICY). An empty Workspace means the engine's; the
+	// Protected paths are added to its ReadOnly ones, so that under bwrap
+	// commands cannot change them either. New fails when the policy asks
+	// for isolation this machine cannot provide.
+	Sandbox *sandbox.Policy
+	// MemoryDir is the directory of the memory tools' notes, one Markdown
+	// file per key. A relative path is taken from the workspace root; the
+	// directory may lie outside the workspace. Default ".praxis/memory".
+	MemoryDir string
+	// MaxMemoryBytes caps the size of one note (E_TOO_LARGE past it).
+	// Default 256 KiB.
+	MaxMemoryBytes int64
+}
+
+const (
+	defaultMaxFileBytes = 64 << 20
+	defaultHistoryBytes = 64 << 20
+	defaultReadLimit    = 2000
+	lineClip            = 2000 // bytes of one line shown before it is clipped
+)
+
+// Engine is the Praxis tool engine for one workspace. It is safe for
+// concurrent use.
+type Engine struct {
+	opts    Options
+	ws      *Workspace
+	log     *slog.Logger
+	catalog *Catalog
+	locks   fileLocks
+	history *history
+	skills  *skills.Catalog
+
+	// testHook, when set by a test, runs before each file of an edit batch
+	// is checked again ("verify") and before it is written ("write"); an
+	// error it returns fails that step.
+	testHook func(stage, rel string) error
+
+	shell *shell // the bash tool's runner and background jobs
+}
+
+func (e *Engine) hook(stage, rel string) error {
+	if e.testHook == nil {
+		return nil
+	}
+	return e.testHook(stage, rel)
+}
+
+// New opens the workspace and builds the engine's catalog.
+func New(opts Options) (*Engine, error) {
+	if opts.Workspace == "" {
+		opts.Workspace = "."
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = defaultMaxFileBytes
+	}
+	if opts.HistoryBytes <= 0 {
+		opts.HistoryBytes = defaultHistoryBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	ws, err := OpenWorkspace(opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		opts:    opts,
+		ws:      ws,
+		log:     opts.Logger,
+		history: newHistory(opts.HistoryBytes),
+	}
+	e.skills = newSkills(opts, ws)
+	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	e.catalog, err = NewCatalog(slices.Concat(
+		e.fileTools(),
+		e.skillTools(),
+		e.shellTools(),
+		e.searchTools(),
+		e.memoryTools(),
+	)...)
+	if err != nil {
+		e.shell.close()
+		ws.Close()
+		return nil, fmt.Errorf("building the catalog: %w", err)
+	}
+	return e, nil
+}
+
+// Catalog returns the engine's tools.
+func (e *Engine) Catalog() *Catalog { return e.catalog }
+
+// Workspace returns the engine's workspace.
+func (e *Engine) Workspace() *Workspace { return e.ws }
+
+// Close releases the engine's resources. Calls in flight may fail. Every
+// command the engine started, background jobs included, is killed, and
+// Close returns once their processes are gone.
+func (e *Engine) Close() error {
+	e.shell.close()
+	return e.ws.Close()
+}
+
+// fileLocks serialises the engine's own read-modify-write cycles on one
+// file. Entries live only while someone holds or waits for them.
+type fileLocks struct {
+	mu sync.Mutex
+	m  map[string]*fileLock
+}
+
+type fileLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks each path, in sorted order so that two batches cannot
+// deadlock, and returns the function that unlocks them all.
+func (l *fileLocks) lock(paths []string) (unlock func()) {
+	sorted := slices.Compact(slices.Sorted(slices.Values(paths)))
+	held := make([]*fileLock, 0, len(sorted))
+	for _, p := range sorted {
+		l.mu.Lock()
+		if l.m == nil {
+			l.m = make(map[string]*fileLock)
+		}
+		fl := l.m[p]
+		if fl == nil {
+			fl = &fileLock{}
+			l.m[p] = fl
+		}
+		fl.refs++
+		l.mu.Unlock()
+		fl.Lock()
+		held = append(held, fl)
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i].Unlock()
+		}
+		for _, p := range sorted {
+			if fl := l.m[p]; fl != nil {
+				if fl.refs--; fl.refs == 0 {
+					delete(l.m, p)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,423 @@
+package praxis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/praxis-tools/praxis/praxis/hashline"
+)
+
+func (e *Engine) fileTools() []Tool {
+	return []Tool{
+		{
+			Name:        "read_file",
+			Description: describe("read_file"),
+			InputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
+		"offset": {"type": "integer", "minimum": 1, "description": "First line to show, 1-based. Default 1."},
+		"limit": {"type": "integer", "minimum": 1, "description": "Number of lines to show. Default 2000."}
+	},
+	"required": ["path"],
+	"additionalProperties": false
+}`),
+			OutputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"path": {"type": "string"},
+		"version": {"type": "string"},
+		"from": {"type": "integer"},
+		"to": {"type": "integer"},
+		"total_lines": {"type": "integer"},
+		"eol": {"type": "string"},
+		"bom": {"type": "boolean"},
+		"final_newline": {"type": "boolean"},
+		"size": {"type": "integer"}
+	},
+	"required": ["path", "version", "from", "to", "total_lines", "eol", "size"]
+}`),
+			Annotations: Annotations{ReadOnly: true, Idempotent: true},
+			Handler:     e.readFile,
+		},
+		{
+			Name:        "write_file",
+			Description: describe("write_file"),
+			InputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
+		"content": {"type": "string", "description": "The whole new content of the file."},
+		"expect_version": {"type": "string", "description": "Write only if the file is still at this version (from read_file or an earlier write)."}
+	},
+	"required": ["path", "content"],
+	"additionalProperties": false
+}`),
+			OutputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"path": {"type": "string"},
+		"version": {"type": "string"},
+		"previous_version": {"type": "string"},
+		"created": {"type": "boolean"},
+		"lines": {"type": "integer"},
+		"bytes": {"type": "integer"}
+	},
+	"required": ["path", "version", "created", "lines", "bytes"]
+}`),
+			Annotations: Annotations{Destructive: true, Idempotent: true},
+			Handler:     e.writeFile,
+		},
+		{
+			Name:        "list_dir",
+			Description: describe("list_dir"),
+			InputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"path": {"type": "string", "description": "Directory, relative to the workspace root or absolute inside it. Default: the workspace root."},
+		"depth": {"type": "integer", "minimum": 1, "maximum": 10, "description": "How many levels to descend. Default 1."},
+		"limit": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Most entries to show. Default 500."}
+	},
+	"additionalProperties": false
+}`),
+			Annotations: Annotations{ReadOnly: true, Idempotent: true},
+			Handler:     e.listDir,
+		},
+		e.editTool(),
+	}
+}
+
+// loadText reads rel as text: it must be a regular file within the size
+// limit, hold no NUL byte in its first 8 KiB and be valid UTF-8.
+func (e *Engine) loadText(rel string) (*hashline.Doc, fs.FileInfo, error) {
+	data, fi, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return nil, nil, Errorf(EBinary, "%s looks binary (%d bytes, a NUL byte in its first 8 KiB); it is not shown", rel, len(data))
+	}
+	if !utf8.Valid(data) {
+		off := firstInvalidUTF8(data)
+		return nil, nil, Errorf(ENotUTF8, "%s is not valid UTF-8 (%d bytes, first invalid byte at offset %d); it is not shown", rel, len(data), off)
+	}
+	return hashline.Parse(data), fi, nil
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+type readArgs struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
+func (e *Engine) readFile(ctx context.Context, raw json.RawMessage) (Result, error) {
+	var a readArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return Result{}, err
+	}
+	rel, err := e.ws.Rel(a.Path)
+	if err != nil {
+		return Result{}, err
+	}
+	doc, fi, err := e.loadText(rel)
+	if err != nil {
+		return Result{}, err
+	}
+	version := hashline.Version(doc.Bytes())
+	e.history.served(rel, version)
+
+	total := doc.Lines()
+	from, limit := max(a.Offset, 1), a.Limit
+	if limit <= 0 {
+		limit = defaultReadLimit
+	}
+	if total > 0 && from > total {
+		return Result{}, Errorf(EInvalidArgs, "offset %d is past the end of %s, which has %d lines", from, rel, total)
+	}
+	to := min(total, from+limit-1)
+	if total == 0 {
+		from = 0
+	}
+	info := fileInfo{
+		Path: rel, Version: version, From: from, To: to, Total: total,
+		EOL: doc.Style(), BOM: doc.BOM(), FinalNewline: doc.FinalNewline(), Size: fi.Size(),
+	}
+	buf := make([]byte, 0, len(doc.Bytes())+16*(to-from+1)+256)
+	buf = info.appendHeader(buf)
+	buf = doc.AppendRender(buf, max(from, 1), to, lineClip)
+	if to < total {
+		buf = fmt.Appendf(buf, "# %d more lines: read_file with offset=%d to continue\n", total-to, to+1)
+	}
+	return Result{Text: string(buf), Structured: info}, nil
+}
+
+// fileInfo is read_file's structured result and the source of its header.
+type fileInfo struct {
+	Path         string `json:"path"`
+	Version      string `json:"version"`
+	From         int    `json:"from"`
+	To           int    `json:"to"`
+	Total        int    `json:"total_lines"`
+	EOL          string `json:"eol"`
+	BOM          bool   `json:"bom"`
+	FinalNewline bool   `json:"final_newline"`
+	Size         int64  `json:"size"`
+}
+
+func (f fileInfo) appendHeader(b []byte) []byte {
+	b = append(b, "# "...)
+	b = append(b, f.Path...)
+	b = append(b, " version="...)
+	b = append(b, f.Version...)
+	if f.Total == 0 {
+		b = append(b, " empty (0 lines)"...)
+	} else {
+		b = fmt.Appendf(b, " lines=%d-%d of %d", f.From, f.To, f.Total)
+	}
+	b = append(b, " eol="...)
+	b = append(b, f.EOL...)
+	if f.BOM {
+		b = append(b, " bom"...)
+	}
+	if !f.FinalNewline {
+		b = append(b, " no-final-newline"...)
+	}
+	return append(b, '\n')
+}
+
+// checkWritable refuses writes to protected paths.
+func (e *Engine) checkWritable(rel string) error {
+	for _, p := range e.opts.Protected {
+		p = strings.TrimPrefix(path.Clean("/"+p), "/")
+		if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) || strings.HasPrefix(rel, p+"/") {
+			return Errorf(EPolicy, "%s is protected: the engine's file tools may not change it", rel).
+				WithDetail("It sets Praxis's own policy; a person changes it by hand.")
+		}
+	}
+	return nil
+}
+
+// writeTarget resolves a caller's path to the file a write replaces:
+// inside the workspace, not protected, with symlinks followed.
+func (e *Engine) writeTarget(p string) (string, error) {
+	rel, err := e.ws.Rel(p)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", Errorf(EIsDir, "%s is the workspace root, a directory", p)
+	}
+	if err := e.checkWritable(rel); err != nil {
+		return "", err
+	}
+	target, err := e.ws.resolveLinks(rel)
+	if err != nil {
+		return "", err
+	}
+	if target != rel {
+		if err := e.checkWritable(target); err != nil {
+			return "", err
+		}
+	}
+	return target, nil
+}
+
+type writeArgs struct {
+	Path          string `json:"path"`
+	Content       string `json:"content"`
+	ExpectVersion string `json:"expect_version"`
+}
+
+type writeInfo struct {
+	Path            string `json:"path"`
+	Version         string `json:"version"`
+	PreviousVersion string `json:"previous_version,omitempty"`
+	Created         bool   `json:"created"`
+	Lines           int    `json:"lines"`
+	Bytes           int    `json:"bytes"`
+}
+
+func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, error) {
+	var a writeArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return Result{}, err
+	}
+	rel, err := e.writeTarget(a.Path)
+	if err != nil {
+		return Result{}, err
+	}
+	unlock := e.locks.lock([]string{rel})
+	defer unlock()
+
+	perm := fs.FileMode(0o644)
+	prev := ""
+	old, fi, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
+	switch {
+	case err == nil:
+		perm = fi.Mode().Perm()
+		prev = hashline.Version(old)
+	case CodeOf(err) == ETooLarge && fi != nil:
+		perm = fi.Mode().Perm() // too large to hash: only a write without expect_version may replace it
+		prev = "(too large to hash)"
+	case CodeOf(err) != ENotFound:
+		return Result{}, err
+	}
+	if a.ExpectVersion != "" && a.ExpectVersion != prev {
+		if prev == "" {
+			return Result{}, Errorf(EConflict, "%s does not exist, but expect_version %s was given", rel, a.ExpectVersion)
+		}
+		return Result{}, Errorf(EConflict, "%s is at version %s, not the expected %s", rel, prev, a.ExpectVersion).
+			WithDetail("Read the file again before writing it.")
+	}
+	if dir := path.Dir(rel); dir != "." {
+		if err := e.ws.root.MkdirAll(dir, 0o755); err != nil {
+			return Result{}, e.ws.fail(dir, err)
+		}
+	}
+	data := []byte(a.Content)
+	if err := writeAtomic(e.ws.root, rel, data, perm, !e.opts.NoSync); err != nil {
+		return Result{}, e.ws.fail(rel, err)
+	}
+	version := hashline.Version(data)
+	e.history.replaced(rel, version)
+	info := writeInfo{Path: rel, Version: version, PreviousVersion: prev, Created: prev == "",
+		Lines: hashline.Parse(data).Lines(), Bytes: len(data)}
+	verb := "replaced " + rel + " (was version " + prev + ")"
+	if info.Created {
+		verb = "created " + rel
+	}
+	return Result{
+		Text:       fmt.Sprintf("%s: version %s, %d lines, %d bytes", verb, version, info.Lines, info.Bytes),
+		Structured: info,
+	}, nil
+}
+
+type listArgs struct {
+	Path  string `json:"path"`
+	Depth int    `json:"depth"`
+	Limit int    `json:"limit"`
+}
+
+const listCountCap = 100_000 // entries counted past the limit before giving up
+
+func (e *Engine) listDir(ctx context.Context, raw json.RawMessage) (Result, error) {
+	var a listArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return Result{}, err
+	}
+	rel, err := e.ws.Rel(a.Path)
+	if err != nil {
+		return Result{}, err
+	}
+	depth, limit := max(a.Depth, 1), a.Limit
+	if limit <= 0 {
+		limit = 500
+	}
+	fi, err := e.ws.root.Stat(rel)
+	if err != nil {
+		return Result{}, e.ws.fail(rel, err)
+	}
+	if !fi.IsDir() {
+		return Result{}, Errorf(ENotDir, "%s is not a directory", rel).WithDetail("Use read_file to read a file.")
+	}
+	var body []byte
+	shown, total := 0, 0
+	var walk func(dir, prefix string, level int) error
+	walk = func(dir, prefix string, level int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f, err := e.ws.root.Open(dir)
+		if err != nil {
+			return e.ws.fail(dir, err)
+		}
+		entries, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return e.ws.fail(dir, err)
+		}
+		sortEntries(entries)
+		for _, de := range entries {
+			if total >= listCountCap {
+				return nil
+			}
+			total++
+			name := prefix + de.Name()
+			child := path.Join(dir, de.Name())
+			if shown < limit {
+				shown++
+				body = appendEntry(body, e.ws.root, child, name, de)
+			}
+			if de.IsDir() && level < depth {
+				if err := walk(child, name+"/", level+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(rel, "", 1); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, Errorf(ECancelled, "list_dir cancelled")
+		}
+		return Result{}, err
+	}
+	head := fmt.Sprintf("# %s: %d entries, depth %d\n", rel, total, depth)
+	if shown < total {
+		more := strconv.Itoa(total - shown)
+		if total >= listCountCap {
+			more = "at least " + more
+		}
+		body = fmt.Appendf(body, "# truncated: %s more entries; raise limit (max 10000) or list a subdirectory\n", more)
+	}
+	return Result{Text: head + string(body), Structured: map[string]any{"path": rel, "total": total, "shown": shown, "truncated": shown < total}}, nil
+}
+
+// sortEntries sorts directory entries by name.
+func sortEntries(entries []fs.DirEntry) {
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+}
+
+func appendEntry(b []byte, root *os.Root, child, name string, de fs.DirEntry) []byte {
+	switch {
+	case de.IsDir():
+		return append(append(b, name...), "/\n"...)
+	case de.Type()&fs.ModeSymlink != 0:
+		target, err := root.Readlink(child)
+		if err != nil {
+			target = "?"
+		}
+		return fmt.Appendf(b, "%s -> %s\n", name, target)
+	case de.Type().IsRegular():
+		info, err := de.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return b // removed while listing
+			}
+			return fmt.Appendf(b, "%s  ?\n", name)
+		}
+		return fmt.Appendf(b, "%s  %d\n", name, info.Size())
+	}
+	return fmt.Appendf(b, "%s  (%s)\n", name, fileKind(de.Type()))
+}
