@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -19,8 +20,9 @@ import (
 )
 
 const (
-	defaultGrepLimit = 200
-	maxGrepContext   = 20
+	defaultGrepLimit  = 200
+	maxGrepContext    = 20
+	grepProgressEvery = 1000 // files searched between progress reports
 )
 
 func (e *Engine) grepTool() Tool {
@@ -195,8 +197,20 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 	opts.Workers = runtime.GOMAXPROCS(0)
 	bufs := make([][]byte, opts.Workers)
 	found := make([][]grepHit, opts.Workers)
-	var skipped atomic.Int64
+	var skipped, searched atomic.Int64
+	var progress struct {
+		sync.Mutex
+		reported int64
+	}
 	st, err := walk.Walk(ctx, e.ws.root, dir, opts, func(w int, f *walk.File) error {
+		if n := searched.Add(1); n%grepProgressEvery == 0 {
+			progress.Lock()
+			if n > progress.reported { // reports must increase
+				progress.reported = n
+				ReportProgress(ctx, float64(n), 0, fmt.Sprintf("searched %d files", n))
+			}
+			progress.Unlock()
+		}
 		data, err := f.Read(bufs[w], e.opts.MaxFileBytes)
 		if err != nil {
 			if errors.Is(err, walk.ErrTooLarge) {
