@@ -13,16 +13,18 @@ package walk
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
-// Options configure a walk. The zero value walks every visible, not ignored
-// file with ignore files disregarded... see the fields.
+// Options configure a walk. The zero value skips hidden entries and
+// disregards ignore files.
 type Options struct {
 	// Hidden includes entries whose names start with ".".
 	Hidden bool
@@ -145,12 +147,29 @@ func ancestorIgnores(root *os.Root, start string) *ignores {
 	}
 	dir := ""
 	for _, part := range strings.Split(start, "/") {
-		git, _ := root.ReadFile(join(dir, gitignoreName))
-		dot, _ := root.ReadFile(join(dir, dotignoreName))
-		s = s.push(dir, git, dot)
+		s = s.push(dir, readIgnoreFile(root, join(dir, gitignoreName)), readIgnoreFile(root, join(dir, dotignoreName)))
 		dir = join(dir, part)
 	}
 	return s
+}
+
+// readIgnoreFile returns the contents of the ignore file name, or nil if
+// it is missing, unreadable, not a regular file or too large. A FIFO is
+// never waited on.
+func readIgnoreFile(root *os.Root, name string) []byte {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreBytes {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreBytes))
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 func join(dir, name string) string {
