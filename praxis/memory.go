@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -131,14 +133,53 @@ func (e *Engine) ReadMemory(key string) (string, error) {
 		return "", Errorf(ENotFound, "memory note %s does not exist", key)
 	}
 	defer root.Close()
-	data, err := root.ReadFile(key + memoryExt)
+	data, err := readNote(root, key, e.maxMemoryBytes())
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", Errorf(ENotFound, "memory note %s does not exist", key)
-		}
-		return "", Errorf(EIO, "reading memory note %s: %v", key, errors.Unwrap(err))
+		return "", err
 	}
 	return string(data), nil
+}
+
+// readNote reads the note key from root. A missing note is E_NOT_FOUND;
+// anything but a regular file is E_NOT_REGULAR, and a FIFO is never waited
+// on; a note over limit bytes (edited by hand, say) is E_TOO_LARGE.
+func readNote(root *os.Root, key string, limit int64) ([]byte, error) {
+	f, err := openNote(root, key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, Errorf(EIO, "reading memory note %s: %v", key, errors.Unwrap(err))
+	}
+	if int64(len(data)) > limit {
+		return nil, Errorf(ETooLarge, "memory note %s is over the limit of %d bytes", key, limit).
+			WithDetail("Shorten it by hand, or replace it with write_memory.")
+	}
+	return data, nil
+}
+
+// openNote opens the note key for reading; see readNote.
+func openNote(root *os.Root, key string) (*os.File, error) {
+	f, err := root.OpenFile(key+memoryExt, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, Errorf(ENotFound, "memory note %s does not exist", key)
+		}
+		return nil, Errorf(EIO, "reading memory note %s: %v", key, errors.Unwrap(err))
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = Errorf(ENotRegular, "memory note %s is not a regular file (%s)", key, fileKind(fi.Mode()))
+	} else if err != nil {
+		err = Errorf(EIO, "reading memory note %s: %v", key, errors.Unwrap(err))
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // checkMemoryKey enforces the key rule.
@@ -235,10 +276,19 @@ func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, 
 	defer unlock()
 
 	file := a.Key + memoryExt
-	old, err := root.ReadFile(file)
-	created := errors.Is(err, fs.ErrNotExist)
+	var old []byte
+	created := false
+	if a.Mode == "append" {
+		old, err = readNote(root, a.Key, e.maxMemoryBytes())
+		created = CodeOf(err) == ENotFound
+	} else {
+		_, err = root.Lstat(file)
+		if created = errors.Is(err, fs.ErrNotExist); !created && err != nil {
+			err = Errorf(EIO, "reading memory note %s: %v", a.Key, errors.Unwrap(err))
+		}
+	}
 	if err != nil && !created {
-		return Result{}, Errorf(EIO, "reading memory note %s: %v", a.Key, errors.Unwrap(err))
+		return Result{}, err
 	}
 	data := []byte(a.Content)
 	if a.Mode == "append" {
@@ -348,8 +398,10 @@ func memoryNotes(root *os.Root) ([]MemoryNote, error) {
 			return nil // deleted meanwhile
 		}
 		note := MemoryNote{Key: key, Size: info.Size(), Modified: info.ModTime()}
-		if data, err := root.ReadFile(p); err == nil {
-			note.FirstLine = firstLine(data)
+		if f, err := openNote(root, key); err == nil {
+			head, _ := io.ReadAll(io.LimitReader(f, 4096))
+			f.Close()
+			note.FirstLine = firstLine(head)
 		}
 		notes = append(notes, note)
 		return nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,6 +279,50 @@ func TestMemoryHelperProcess(t *testing.T) {
 		res, err := e.Catalog().Call(context.Background(), "write_memory", raw)
 		if err != nil || res.IsError {
 			t.Fatalf("append %d: %v %s", i, err, res.Text)
+		}
+	}
+}
+
+// TestMemoryOddFiles puts what a person might leave in the store: a FIFO
+// where a note would be, and a note over the size cap. Neither may block or
+// break the tools.
+func TestMemoryOddFiles(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no FIFOs")
+	}
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".praxis", "memory")
+	mustWrite(t, filepath.Join(dir, "big.md"), "# Big\n"+strings.Repeat("x", 200))
+	mustWrite(t, filepath.Join(dir, "ok.md"), "fine\n")
+	if err := exec.Command("mkfifo", filepath.Join(dir, "pipe.md")).Run(); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	e, err := praxis.New(praxis.Options{Workspace: ws, NoSync: true, MaxMemoryBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		code praxis.Code
+		want string
+	}{
+		{"read_memory", map[string]any{"key": "pipe"}, praxis.ENotRegular, "not a regular file"},
+		{"write_memory", map[string]any{"key": "pipe", "content": "x", "mode": "append"}, praxis.ENotRegular, "not a regular file"},
+		{"read_memory", map[string]any{"key": "big"}, praxis.ETooLarge, "over the limit of 100 bytes"},
+		{"write_memory", map[string]any{"key": "big", "content": "x", "mode": "append"}, praxis.ETooLarge, "over the limit"},
+		{"list_memory", nil, "", "big  206  # Big\nok  5  fine\n"},
+		{"search_memory", map[string]any{"query": "fine"}, "", "ok:1: fine"},
+		{"write_memory", map[string]any{"key": "big", "content": "small now"}, "", "replaced memory note big"},
+		{"read_memory", map[string]any{"key": "big"}, "", "small now"},
+	} {
+		if c.args == nil {
+			c.args = map[string]any{}
+		}
+		res := call(t, e, c.tool, c.args)
+		if res.Code != c.code || !strings.Contains(res.Text, c.want) {
+			t.Errorf("%s %v: %s (code %q), want %q and %q", c.tool, c.args, res.Text, res.Code, c.code, c.want)
 		}
 	}
 }
