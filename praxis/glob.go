@@ -141,10 +141,12 @@ func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.O
 	found := make([][]globHit, opts.Workers)
 	st, err := walk.Walk(ctx, e.ws.root, start, opts, func(w int, f *walk.File) error {
 		var ok bool
+		p := ""
 		if nameOnly != "" {
 			ok, _ = doublestar.Match(nameOnly, f.Name)
 		} else {
-			ok, _ = doublestar.Match(pattern, f.Path()[prefix:])
+			p = f.Path()
+			ok, _ = doublestar.Match(pattern, p[prefix:])
 		}
 		if !ok {
 			return nil
@@ -153,7 +155,10 @@ func (e *Engine) globWalk(ctx context.Context, base, pattern string, opts walk.O
 		if err != nil {
 			return nil // removed since the directory was read
 		}
-		found[w] = append(found[w], globHit{f.Path(), mtime})
+		if p == "" {
+			p = f.Path()
+		}
+		found[w] = append(found[w], globHit{p, mtime})
 		return nil
 	})
 	if err != nil {
