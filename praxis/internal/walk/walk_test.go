@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,14 +13,16 @@ import (
 	"testing"
 )
 
-func TestIgnoreRules(t *testing.T) {
-	tests := []struct {
-		name  string
-		rules string
-		path  string
-		isDir bool
-		want  verdict
-	}{
+type ignoreCase struct {
+	name  string
+	rules string
+	path  string
+	isDir bool
+	want  verdict
+}
+
+func ignoreCases() []ignoreCase {
+	return []ignoreCase{
 		{"name anywhere", "*.log", "a/b/c.log", false, ignored},
 		{"no match", "*.log", "a/b/c.txt", false, noRule},
 		{"comment", "#x\n", "#x", false, noRule},
@@ -45,14 +48,75 @@ func TestIgnoreRules(t *testing.T) {
 		{"trailing spaces dropped", "x.txt   ", "x.txt", false, ignored},
 		{"escaped trailing space", `x\ `, "x ", false, ignored},
 		{"crlf lines", "x.txt\r\ny.txt\r\n", "y.txt", false, ignored},
-		{"star stays in a segment", "a*", "ab/c", false, noRule},
+		{"star stays in a segment", "a*c", "ab/c", false, noRule},
 		{"blank and slash only", "\n/\n", "x", false, noRule},
+		{"dir pattern on file inside", "*.md\n!important/\n", "important/x.md", false, ignored},
+		{"dir re-included", "*.md\n!important/\n", "important", true, kept},
+		{"star star alone", "**", "a/b", false, ignored},
+		{"leading star star file", "**/x.txt", "x.txt", false, ignored},
+		{"inner star star as star", "a**b", "aXYb", false, ignored},
+		{"range", "[0-9].txt", "5.txt", false, ignored},
+		{"escaped star", `\*.txt`, "*.txt", false, ignored},
+		{"escaped star literal only", `\*.txt`, "a.txt", false, noRule},
 	}
-	for _, tt := range tests {
+}
+
+func TestIgnoreRules(t *testing.T) {
+	for _, tt := range ignoreCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			s := (*ignores)(nil).push("", []byte(tt.rules), nil)
 			if got := s.check(tt.path, tt.isDir); got != tt.want {
 				t.Errorf("rules %q on %q (dir %v): got %v, want %v", tt.rules, tt.path, tt.isDir, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestIgnoreRulesMatchGit asks git check-ignore the questions of
+// TestIgnoreRules and wants git's answers.
+func TestIgnoreRulesMatchGit(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, tt := range ignoreCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			run := func(args ...string) string {
+				cmd := exec.Command(git, args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "XDG_CONFIG_HOME="+dir)
+				out, err := cmd.Output()
+				if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+					t.Fatalf("git %v: %v %s", args, err, ee.Stderr)
+				}
+				return string(out)
+			}
+			run("init", "-q")
+			if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(tt.rules), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, tt.path)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if tt.isDir {
+				os.Mkdir(p, 0o755)
+			} else {
+				os.WriteFile(p, nil, 0o644)
+			}
+			// -v -n prints "source:line:pattern<TAB>path", with empty fields
+			// when nothing matches.
+			out := strings.TrimSpace(run("check-ignore", "--no-index", "-v", "-n", tt.path))
+			fields := strings.SplitN(strings.SplitN(out, "\t", 2)[0], ":", 3)
+			got := noRule
+			switch {
+			case len(fields) < 3 || fields[2] == "":
+			case strings.HasPrefix(fields[2], "!"):
+				got = kept
+			default:
+				got = ignored
+			}
+			if got != tt.want {
+				t.Errorf("git says %v for rules %q on %q (dir %v), the test wants %v (%s)", got, tt.rules, tt.path, tt.isDir, tt.want, out)
 			}
 		})
 	}
