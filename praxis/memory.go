@@ -182,6 +182,19 @@ func openNote(root *os.Root, key string) (*os.File, error) {
 	return f, nil
 }
 
+// checkMemoryWritable checks a key that is to be written or deleted: it
+// must follow the key rule and, when the store lies in the workspace, its
+// file must not be one of the protected paths.
+func (e *Engine) checkMemoryWritable(key string) error {
+	if err := checkMemoryKey(key); err != nil {
+		return err
+	}
+	if rel, err := e.ws.Rel(e.memoryDir()); err == nil {
+		return e.checkWritable(path.Join(rel, key+memoryExt))
+	}
+	return nil
+}
+
 // checkMemoryKey enforces the key rule.
 func checkMemoryKey(key string) error {
 	bad := len(key) == 0 || len(key) > maxMemoryKey || key[0] == '/' || key[len(key)-1] == '/' || strings.Contains(key, "//")
@@ -258,7 +271,7 @@ func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, 
 	if err := decodeArgs(raw, &a); err != nil {
 		return Result{}, err
 	}
-	if err := checkMemoryKey(a.Key); err != nil {
+	if err := e.checkMemoryWritable(a.Key); err != nil {
 		return Result{}, err
 	}
 	if !utf8.ValidString(a.Content) {
@@ -502,7 +515,7 @@ func (e *Engine) deleteMemory(ctx context.Context, raw json.RawMessage) (Result,
 	if err := decodeArgs(raw, &a); err != nil {
 		return Result{}, err
 	}
-	if err := checkMemoryKey(a.Key); err != nil {
+	if err := e.checkMemoryWritable(a.Key); err != nil {
 		return Result{}, err
 	}
 	root, err := e.memoryRoot(false)

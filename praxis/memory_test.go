@@ -326,3 +326,29 @@ func TestMemoryOddFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryProtected(t *testing.T) {
+	ws := t.TempDir()
+	e, err := praxis.New(praxis.Options{Workspace: ws, NoSync: true, MemoryDir: "notes", Protected: []string{"notes/policy.md", "notes/locked/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	mustWrite(t, filepath.Join(ws, "notes", "policy.md"), "by hand\n")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write_memory", map[string]any{"key": "policy", "content": "x"}},
+		{"write_memory", map[string]any{"key": "locked/a", "content": "x", "mode": "append"}},
+		{"delete_memory", map[string]any{"key": "policy"}},
+	} {
+		if res := call(t, e, c.tool, c.args); res.Code != praxis.EPolicy {
+			t.Errorf("%s %v: %s", c.tool, c.args, res.Text)
+		}
+	}
+	if got, err := e.ReadMemory("policy"); err != nil || got != "by hand\n" {
+		t.Fatalf("protected note: %q, %v", got, err)
+	}
+	callOK(t, e, "write_memory", map[string]any{"key": "free", "content": "x"})
+}
