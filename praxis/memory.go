@@ -115,7 +115,7 @@ func (e *Engine) MemoryKeys() ([]MemoryNote, error) {
 		return nil, err
 	}
 	defer root.Close()
-	return memoryNotes(root)
+	return memoryNotes(root, true)
 }
 
 // ReadMemory returns the content of the note key. A key that breaks the
@@ -388,12 +388,16 @@ func (e *Engine) listMemory(ctx context.Context, raw json.RawMessage) (Result, e
 	return Result{Text: b.String(), Structured: map[string]any{"notes": notes}}, nil
 }
 
-// memoryNotes lists the notes below root.
-func memoryNotes(root *os.Root) ([]MemoryNote, error) {
+// memoryNotes lists the notes below root, sorted by key, with their first
+// lines if firstLines is set.
+func memoryNotes(root *os.Root, firstLines bool) ([]MemoryNote, error) {
 	var notes []MemoryNote
 	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			if p == "." {
+				return err
+			}
+			return nil // an unreadable topic is left out
 		}
 		name := d.Name()
 		if p != "." && strings.HasPrefix(name, ".") {
@@ -411,10 +415,12 @@ func memoryNotes(root *os.Root) ([]MemoryNote, error) {
 			return nil // deleted meanwhile
 		}
 		note := MemoryNote{Key: key, Size: info.Size(), Modified: info.ModTime()}
-		if f, err := openNote(root, key); err == nil {
-			head, _ := io.ReadAll(io.LimitReader(f, 4096))
-			f.Close()
-			note.FirstLine = firstLine(head)
+		if firstLines {
+			if f, err := openNote(root, key); err == nil {
+				head, _ := io.ReadAll(io.LimitReader(f, 4096))
+				f.Close()
+				note.FirstLine = firstLine(head)
+			}
 		}
 		notes = append(notes, note)
 		return nil
@@ -466,9 +472,16 @@ func (e *Engine) searchMemory(ctx context.Context, raw json.RawMessage) (Result,
 	if len(words) == 0 {
 		return Result{}, Errorf(EInvalidArgs, "query holds no words")
 	}
-	notes, err := e.MemoryKeys()
+	root, err := e.memoryRoot(false)
 	if err != nil {
 		return Result{}, err
+	}
+	var notes []MemoryNote
+	if root != nil {
+		defer root.Close()
+		if notes, err = memoryNotes(root, false); err != nil {
+			return Result{}, err
+		}
 	}
 	var body strings.Builder
 	hits, files := 0, 0
@@ -476,10 +489,11 @@ func (e *Engine) searchMemory(ctx context.Context, raw json.RawMessage) (Result,
 		if err := ctx.Err(); err != nil {
 			return Result{}, Errorf(ECancelled, "search_memory cancelled")
 		}
-		content, err := e.ReadMemory(n.Key)
+		data, err := readNote(root, n.Key, e.maxMemoryBytes())
 		if err != nil {
-			continue // deleted meanwhile
+			continue // deleted meanwhile, or grown past the cap by hand
 		}
+		content := string(data)
 		found := false
 		for i, line := range strings.Split(content, "\n") {
 			lower := strings.ToLower(line)
