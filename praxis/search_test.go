@@ -557,3 +557,43 @@ func TestGrepProgress(t *testing.T) {
 		t.Fatalf("progress reports %v, want one at 1000 files", got)
 	}
 }
+
+// TestSearchConcurrentCalls runs searches from several goroutines while
+// files change under them: every call must succeed, and every grep hit must
+// carry a version read_file also gave for that file.
+func TestSearchConcurrentCalls(t *testing.T) {
+	ws := searchTree(t)
+	e := newEngine(t, ws)
+	done := make(chan struct{})
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			callOK(t, e, "write_file", map[string]any{"path": "src/sub/deep/x.txt", "content": fmt.Sprintf("needle %d\nand needle\n", i)})
+		}
+	})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for range 10 {
+				if g%2 == 0 {
+					res := callOK(t, e, "grep", map[string]any{"pattern": "needle", "path": "src"})
+					for _, m := range fileHeader.FindAllStringSubmatch(res.Text, -1) {
+						if m[1] == "src/sub/deep/x.txt" && m[3] != "2" {
+							t.Errorf("x.txt shown with %s matches:\n%s", m[3], res.Text)
+						}
+					}
+				} else {
+					callOK(t, e, "glob", map[string]any{"pattern": "**/*.txt"})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	writer.Wait()
+}
