@@ -128,8 +128,9 @@ func Walk(ctx context.Context, root *os.Root, start string, opts Options, visit 
 		wg.Go(func() { w.run(i) })
 	}
 	wg.Wait()
-	for _, d := range w.stack { // left over after a failure: never opened
+	for _, d := range w.stack { // left over after a failure: never read
 		d.parent.release()
+		d.release() // closes the start directory if the walk stopped before it
 	}
 	st := Stats{Dirs: w.dirs.Load(), Files: w.files.Load(), Unreadable: w.unreadable.Load()}
 	if w.err != nil {

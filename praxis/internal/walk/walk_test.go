@@ -265,6 +265,15 @@ func TestWalkClosesEverything(t *testing.T) {
 		ents, _ := os.ReadDir("/proc/self/fd")
 		return len(ents)
 	}
+	list := func() (out []string) {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			out = append(out, e.Name()+"->"+l)
+		}
+		return out
+	}
+	beforeList := list()
 	// The first walk may make the runtime open descriptors of its own
 	// (the poller's), which stay open.
 	Walk(context.Background(), root, "", Options{}, func(int, *File) error { return nil })
@@ -302,7 +311,7 @@ func TestWalkClosesEverything(t *testing.T) {
 		}
 	}
 	if after := count(); after != before {
-		t.Fatalf("%d descriptors open before the walks, %d after", before, after)
+		t.Fatalf("%d descriptors open before the walks, %d after\n%v\n%v", before, after, beforeList, list())
 	}
 }
 
