@@ -82,6 +82,8 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		Workspace:      ef.workspace,
 		FixedWorkspace: flagSet(fs, "workspace"),
 		Version:        versionString(),
+		Notes:          mcpserver.EngineNotes,
+		Skills:         mcpserver.EngineSkills,
 		Logger:         log,
 	}
 	if fixtures {

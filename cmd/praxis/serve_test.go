@@ -4,42 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// praxisBin is the binary the subprocess tests run, built once.
-var praxisBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "praxis-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	praxisBin = filepath.Join(dir, "praxis")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	if out, err := exec.Command(goBin, "build", "-o", praxisBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building praxis: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 // proc is a running praxis subprocess speaking JSON-RPC lines.
 type proc struct {
