@@ -2,10 +2,16 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/praxis-tools/praxis/praxis"
+	"github.com/praxis-tools/praxis/sandbox"
 )
 
 // TestEngineNotesAndSkills serves a real engine's memory notes and skills:
@@ -61,5 +67,45 @@ func TestEngineNotesAndSkills(t *testing.T) {
 	c.send(request(30, "prompts/get", map[string]any{"name": "release"}))
 	if m, _ := c.response(30); !strings.Contains(string(m.Result), "Tag, build, publish.") {
 		t.Errorf("prompts/get release: %s", m.raw)
+	}
+}
+
+// TestCancelKillsCommand cancels a running bash call: the call answers
+// E_CANCELLED and the command's process is gone.
+func TestCancelKillsCommand(t *testing.T) {
+	dir := t.TempDir()
+	policy := sandbox.DefaultPolicy("")
+	s, err := New(Options{
+		Open: func(d string) (*praxis.Engine, error) {
+			return praxis.New(praxis.Options{Workspace: d, NoSync: true, Sandbox: &policy})
+		},
+		Workspace:      dir,
+		FixedWorkspace: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := startStdio(t, s, StdioOptions{})
+	c.initialize(nil)
+	c.send(request(1, "tools/call", callParams("bash", map[string]any{"command": "echo $$ > pid; exec sleep 30"}, nil)))
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && len(b) > 1 {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not start")
+		}
+	}
+	c.send(notification("notifications/cancelled", map[string]any{"requestId": 1}))
+	m, _ := c.response(1)
+	if res := m.tool(t); !res.IsError || !strings.Contains(res.text(), "E_CANCELLED") {
+		t.Errorf("cancelled bash answered %s", m.raw)
+	}
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs after the call was cancelled", pid)
+		}
 	}
 }
