@@ -68,6 +68,24 @@ func TestEngineNotesAndSkills(t *testing.T) {
 	if m, _ := c.response(30); !strings.Contains(string(m.Result), "Tag, build, publish.") {
 		t.Errorf("prompts/get release: %s", m.raw)
 	}
+
+	// A client that gets a prompt before anything was listed.
+	s2, err := New(Options{
+		Open:           func(d string) (*praxis.Engine, error) { return praxis.New(praxis.Options{Workspace: d, NoSync: true}) },
+		Workspace:      dir,
+		FixedWorkspace: true,
+		Skills:         EngineSkills,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	c2 := startStdio(t, s2, StdioOptions{})
+	c2.initialize(nil)
+	c2.send(request(1, "prompts/get", map[string]any{"name": "release"}))
+	if m, _ := c2.response(1); !strings.Contains(string(m.Result), "Tag, build, publish.") {
+		t.Errorf("prompts/get before any listing: %s", m.raw)
+	}
 }
 
 // TestCancelKillsCommand cancels a running bash call: the call answers
