@@ -109,9 +109,12 @@ type forwarder struct {
 	session  string
 	version  string
 	listener bool
+	init     []byte // the client's initialize request, to open a new session
+
+	reopenMu sync.Mutex // one reopening at a time
 }
 
-func (f *forwarder) headers(h http.Header) {
+func (f *forwarder) headers(h http.Header) (session string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.opts.Token != "" {
@@ -123,45 +126,65 @@ func (f *forwarder) headers(h http.Header) {
 	if f.version != "" {
 		h.Set("MCP-Protocol-Version", f.version)
 	}
+	return f.session
+}
+
+// send POSTs one message in the current session and returns the response
+// and the session it was sent in.
+func (f *forwarder) send(body []byte) (*http.Response, string, error) {
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	session := f.headers(req.Header)
+	resp, err := f.opts.Client.Do(req)
+	return resp, session, err
 }
 
 // post forwards one message and relays what comes back. A request that
 // cannot be delivered is answered with a JSON-RPC error, so that the client
-// is never left waiting.
+// is never left waiting. When the server no longer knows the session (it
+// expired, or the server restarted), a new one is opened with the client's
+// initialize and the message is sent again once.
 func (f *forwarder) post(env *envelope, body []byte) {
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodPost, f.url, bytes.NewReader(body))
-	if err != nil {
-		f.fail(env, fmt.Sprintf("forwarding to %s: %v", f.url, err))
-		return
+	isInit := env.Method == string(mcp.MethodInitialize)
+	if isInit {
+		f.mu.Lock()
+		f.init = append([]byte(nil), body...)
+		f.mu.Unlock()
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	f.headers(req.Header)
-	resp, err := f.opts.Client.Do(req)
+	resp, session, err := f.send(body)
+	if err == nil && resp.StatusCode == http.StatusNotFound && !isInit && session != "" {
+		resp.Body.Close()
+		if err = f.reopen(session); err == nil {
+			resp, _, err = f.send(body)
+		}
+	}
 	if err != nil {
 		f.fail(env, fmt.Sprintf("forwarding to %s: %v", f.url, err))
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		msg := fmt.Sprintf("%s answered %s", f.url, resp.Status)
-		var e struct {
-			Error struct{ Message string } `json:"error"`
-		}
-		if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-			msg += ": " + e.Error.Message
-		}
-		f.fail(env, msg)
+		f.fail(env, statusMessage(f.url, resp))
 		return
 	}
-	if env.Method == string(mcp.MethodInitialize) {
+	if isInit {
 		f.mu.Lock()
 		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
 			f.session = id
 		}
 		f.mu.Unlock()
 	}
+	f.relayResponse(resp, env)
+	if env.Method == string(mcp.MethodNotificationInitialized) {
+		f.startListener()
+	}
+}
+
+func (f *forwarder) relayResponse(resp *http.Response, env *envelope) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
@@ -174,9 +197,59 @@ func (f *forwarder) post(env *envelope, body []byte) {
 		}
 		f.relay(b, env)
 	}
-	if env.Method == string(mcp.MethodNotificationInitialized) {
-		f.startListener()
+}
+
+func statusMessage(url string, resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	msg := fmt.Sprintf("%s answered %s", url, resp.Status)
+	var e struct {
+		Error struct{ Message string } `json:"error"`
 	}
+	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+		msg += ": " + e.Error.Message
+	}
+	return msg
+}
+
+// reopen replaces the session lost, unless another request already did,
+// by sending the client's initialize and initialized again.
+func (f *forwarder) reopen(lost string) error {
+	f.reopenMu.Lock()
+	defer f.reopenMu.Unlock()
+	f.mu.Lock()
+	current, init := f.session, f.init
+	f.mu.Unlock()
+	if current != lost {
+		return nil
+	}
+	if init == nil {
+		return errors.New("the session ended before it was initialized")
+	}
+	f.mu.Lock()
+	f.session = ""
+	f.mu.Unlock()
+	resp, _, err := f.send(init)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body) // the client has its initialize result already
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		return fmt.Errorf("opening a new session: %s", resp.Status)
+	}
+	f.mu.Lock()
+	f.session = id
+	f.listener = false // the standalone stream belonged to the old session
+	f.mu.Unlock()
+	f.opts.Logger.Info("connect: the session ended on the server; opened a new one")
+	resp, _, err = f.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	f.startListener()
+	return nil
 }
 
 // relay writes one message from the server to the client, compacted onto
@@ -244,9 +317,16 @@ func (f *forwarder) startListener() {
 		return
 	}
 	f.listener = true
+	mine := f.session
 	f.mu.Unlock()
 	go func() {
 		for delay := time.Second; f.ctx.Err() == nil; delay = min(2*delay, 30*time.Second) {
+			f.mu.Lock()
+			current := f.session
+			f.mu.Unlock()
+			if current != mine {
+				return // the session was replaced; its new stream is another's
+			}
 			req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, f.url, nil)
 			if err != nil {
 				return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -84,5 +85,37 @@ func TestForwardUnauthorized(t *testing.T) {
 	m, _ := c.response(0)
 	if m.Error == nil || !strings.Contains(m.Error.Message, "401") {
 		t.Errorf("initialize with a wrong token: %s", m.raw)
+	}
+}
+
+// TestForwardReopensLostSession: when the server no longer knows the
+// session (it was deleted, expired or the server restarted), the forwarder
+// opens a new one with the client's initialize and the call goes through.
+func TestForwardReopensLostSession(t *testing.T) {
+	s, dir := newTestServer(t, Options{}, nil)
+	writeFile(t, dir, "a.txt", "still here\n")
+	h := startHTTP(t, s, HTTPOptions{})
+	opened, ended := make(chan string, 4), make(chan string, 4)
+	s.mcp.GetHooks().AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { opened <- cs.SessionID() })
+	s.mcp.GetHooks().AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { ended <- cs.SessionID() })
+	c := startPipes(t, func(ctx context.Context, r io.Reader, w io.Writer) error {
+		return Forward(ctx, h.url, ForwardOptions{}, r, w)
+	})
+	c.initialize(nil)
+	// End the session behind the forwarder's back.
+	other := h.client(t)
+	other.session = <-opened
+	if r := other.do(http.MethodDelete); r.StatusCode != 200 {
+		t.Fatalf("DELETE: %s", r.Status)
+	}
+	<-ended
+	m := c.call(1, "read_file", map[string]any{"path": "a.txt"})
+	if res := m.tool(t); res.IsError || !strings.Contains(res.text(), "still here") {
+		t.Errorf("call after the session was lost: %s", m.raw)
+	}
+	select {
+	case <-opened:
+	default:
+		t.Error("no new session was opened")
 	}
 }

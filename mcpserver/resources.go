@@ -14,7 +14,7 @@ import (
 
 // mountNotes serves memory notes as memory://KEY resources: a template for
 // reading any key, and one listed resource per note of the default
-// workspace, refreshed whenever a client lists resources.
+// workspace, listed afresh whenever a client lists resources.
 func (s *Server) mountNotes() {
 	if s.opts.Notes == nil {
 		return
@@ -30,7 +30,8 @@ func (s *Server) mountNotes() {
 			}
 			return s.readNote(ctx, req.Params.URI, key)
 		})
-	s.refreshNotes(context.Background())
+	// The notes are listed when a client lists resources, not here: the
+	// server answers initialize before it reads any directory.
 }
 
 func (s *Server) readNote(ctx context.Context, uri, key string) ([]mcp.ResourceContents, error) {
@@ -80,7 +81,7 @@ func (s *Server) mountSkills() {
 			}
 			return s.readSkill(ctx, req.Params.URI, name)
 		})
-	s.refreshSkills(context.Background())
+	// Listed when a client lists resources or prompts, as the notes are.
 }
 
 func (s *Server) loadSkill(ctx context.Context, name string) (string, error) {

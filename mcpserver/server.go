@@ -132,6 +132,11 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Skills != nil {
 		hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { s.refreshSkills(ctx) })
+		hooks.AddBeforeGetPrompt(func(ctx context.Context, _ any, _ *mcp.GetPromptRequest) {
+			if !s.skillsListed() {
+				s.refreshSkills(ctx) // a client that gets a prompt without listing them first
+			}
+		})
 	}
 	mopts := []server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -164,6 +169,13 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// skillsListed reports whether the skills were listed once.
+func (s *Server) skillsListed() bool {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	return s.listedSkills.prompts != nil
 }
 
 // refreshLists lists the notes and skills again.

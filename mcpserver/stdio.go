@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,7 +57,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	out := &lineWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	c := newConn(ctx, s, "stdio", out)
+	var id [8]byte
+	rand.Read(id[:])
+	c := newConn(ctx, s, "stdio-"+hex.EncodeToString(id[:]), out)
 	if err := c.register(); err != nil {
 		return err
 	}

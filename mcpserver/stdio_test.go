@@ -375,3 +375,17 @@ func TestRootsChangeDuringRefresh(t *testing.T) {
 		t.Fatalf("read: %s", res.text())
 	}
 }
+
+// TestTwoStdioConnections serves two stdio clients from one server at once.
+func TestTwoStdioConnections(t *testing.T) {
+	s, dir := newTestServer(t, Options{}, nil)
+	writeFile(t, dir, "a.txt", "shared\n")
+	a, b := startStdio(t, s, StdioOptions{}), startStdio(t, s, StdioOptions{})
+	a.initialize(nil)
+	b.initialize(nil)
+	for _, c := range []*stdioClient{a, b} {
+		if res := c.call(1, "read_file", map[string]any{"path": "a.txt"}).tool(t); res.IsError {
+			t.Errorf("read: %s", res.text())
+		}
+	}
+}

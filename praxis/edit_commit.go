@@ -1,6 +1,7 @@
 package praxis
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -9,22 +10,29 @@ import (
 )
 
 // commitEdits writes prepared edits. Each file must still hold the bytes
-// the edit was prepared against; if one write fails, the files already
+// the edit was prepared against (compared whole, which is cheaper than
+// hashing them again); if one write fails, the files already
 // written get their old bytes back.
 func (e *Engine) commitEdits(rs []*editResult) error {
 	for _, r := range rs {
+		if err := e.hook("verify", r.Path); err != nil {
+			return err
+		}
 		cur, _, err := e.ws.ReadFile(r.Path, e.opts.MaxFileBytes)
 		if err != nil {
 			return err
 		}
-		if v := hashline.Version(cur); v != r.PreviousVersion {
-			return Errorf(EConflict, "%s changed on disk while the edit was prepared: it is now version %s, the edit was made against %s", r.Path, v, r.PreviousVersion).
+		if !bytes.Equal(cur, r.base.Bytes()) {
+			return Errorf(EConflict, "%s changed on disk while the edit was prepared: it is now version %s, the edit was made against %s", r.Path, hashline.Version(cur), r.PreviousVersion).
 				WithDetail("Nothing was written. Read the file again for fresh anchors.")
 		}
 	}
 	sync := !e.opts.NoSync
 	for i, r := range rs {
-		err := writeAtomic(e.ws.root, r.Path, r.out, fs.FileMode(r.perm), sync)
+		err := e.hook("write", r.Path)
+		if err == nil {
+			err = writeAtomic(e.ws.root, r.Path, r.out, fs.FileMode(r.perm), sync)
+		}
 		if err == nil {
 			continue
 		}

@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/praxis-tools/praxis/sandbox"
+	"github.com/praxis-tools/praxis/skills"
 )
 
 // Options configure an Engine. The zero value of every field is a safe
@@ -34,6 +37,26 @@ type Options struct {
 	NoSync bool
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
+	// SkillsDirs are directories searched for skills before the
+	// workspace's .praxis/skills, .agents/skills and .claude/skills and the
+	// user's ~/.agents/skills and ~/.claude/skills, in order; the first
+	// skill of a name wins. Relative paths are taken from the current
+	// directory.
+	SkillsDirs []string
+	// Sandbox is the policy of the bash tool and its background jobs. Nil,
+	// or a policy without Shell, disables the shell: bash refuses every
+	// command (E_POLICY). An empty Workspace means the engine's; the
+	// Protected paths are added to its ReadOnly ones, so that under bwrap
+	// commands cannot change them either. New fails when the policy asks
+	// for isolation this machine cannot provide.
+	Sandbox *sandbox.Policy
+	// MemoryDir is the directory of the memory tools' notes, one Markdown
+	// file per key. A relative path is taken from the workspace root; the
+	// directory may lie outside the workspace. Default ".praxis/memory".
+	MemoryDir string
+	// MaxMemoryBytes caps the size of one note (E_TOO_LARGE past it).
+	// Default 256 KiB.
+	MaxMemoryBytes int64
 }
 
 const (
@@ -52,6 +75,21 @@ type Engine struct {
 	catalog *Catalog
 	locks   fileLocks
 	history *history
+	skills  *skills.Catalog
+
+	// testHook, when set by a test, runs before each file of an edit batch
+	// is checked again ("verify") and before it is written ("write"); an
+	// error it returns fails that step.
+	testHook func(stage, rel string) error
+
+	shell *shell // the bash tool's runner and background jobs
+}
+
+func (e *Engine) hook(stage, rel string) error {
+	if e.testHook == nil {
+		return nil
+	}
+	return e.testHook(stage, rel)
 }
 
 // New opens the workspace and builds the engine's catalog.
@@ -78,8 +116,20 @@ func New(opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		history: newHistory(opts.HistoryBytes),
 	}
-	e.catalog, err = NewCatalog(e.fileTools()...)
+	e.skills = newSkills(opts, ws)
+	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	e.catalog, err = NewCatalog(slices.Concat(
+		e.fileTools(),
+		e.skillTools(),
+		e.shellTools(),
+		e.searchTools(),
+		e.memoryTools(),
+	)...)
 	if err != nil {
+		e.shell.close()
 		ws.Close()
 		return nil, fmt.Errorf("building the catalog: %w", err)
 	}
@@ -92,8 +142,13 @@ func (e *Engine) Catalog() *Catalog { return e.catalog }
 // Workspace returns the engine's workspace.
 func (e *Engine) Workspace() *Workspace { return e.ws }
 
-// Close releases the engine's resources. Calls in flight may fail.
-func (e *Engine) Close() error { return e.ws.Close() }
+// Close releases the engine's resources. Calls in flight may fail. Every
+// command the engine started, background jobs included, is killed, and
+// Close returns once their processes are gone.
+func (e *Engine) Close() error {
+	e.shell.close()
+	return e.ws.Close()
+}
 
 // fileLocks serialises the engine's own read-modify-write cycles on one
 // file. Entries live only while someone holds or waits for them.

@@ -105,7 +105,15 @@ func (w *Workspace) fail(rel string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return Errorf(EIO, "%s: permission denied", rel)
 	}
-	return Errorf(EIO, "%s: %v", rel, errors.Unwrap(err))
+	var pathErr *fs.PathError
+	var linkErr *os.LinkError
+	switch {
+	case errors.As(err, &pathErr):
+		err = pathErr.Err
+	case errors.As(err, &linkErr):
+		err = linkErr.Err
+	}
+	return Errorf(EIO, "%s: %v", rel, err)
 }
 
 // isEscape reports whether err is os.Root's refusal of a path that leaves

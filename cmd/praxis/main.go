@@ -34,10 +34,13 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"agent", "run an agent on a task with the engine's tools and external MCP servers", runAgent},
 		{"call", "run one tool and print its result", runCall},
 		{"serve", "serve the tools over MCP (stdio, or streamable HTTP with --http)", runServe},
 		{"connect", "serve on stdio by forwarding to a remote praxis serve --http", runConnect},
+		{"mcp", "list external MCP servers and their tools (mcp list)", runMCP},
 		{"tools", "list the engine's tools", runTools},
+		{"skills", "list, show and check skills (SKILL.md)", runSkills},
 		{"version", "print the version", runVersion},
 	}
 }

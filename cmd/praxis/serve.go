@@ -74,14 +74,21 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	}
 	log := newLogger(io)
 	opts := mcpserver.Options{
+		// Each workspace gets the sandbox policy its own config file sets
+		// (a client's root has its own .praxis/config.yaml).
 		Open: func(dir string) (*praxis.Engine, error) {
-			o := ef.options(log)
-			o.Workspace = dir
-			return praxis.New(o)
+			wf := *ef
+			wf.workspace = dir
+			if err := wf.loadPolicy(); err != nil {
+				return nil, err
+			}
+			return praxis.New(wf.options(log))
 		},
 		Workspace:      ef.workspace,
 		FixedWorkspace: flagSet(fs, "workspace"),
 		Version:        versionString(),
+		Notes:          mcpserver.EngineNotes,
+		Skills:         mcpserver.EngineSkills,
 		Logger:         log,
 	}
 	if fixtures {

@@ -10,36 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// praxisBin is the binary the subprocess tests run, built once.
-var praxisBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "praxis-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	praxisBin = filepath.Join(dir, "praxis")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	if out, err := exec.Command(goBin, "build", "-o", praxisBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building praxis: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 // proc is a running praxis subprocess speaking JSON-RPC lines.
 type proc struct {
@@ -214,5 +190,28 @@ func TestConnectThroughHTTP(t *testing.T) {
 	srv.cmd.Process.Signal(syscall.SIGINT)
 	if code := srv.wait(5 * time.Second); code != 0 {
 		t.Errorf("serve exit code %d after SIGINT", code)
+	}
+}
+
+// TestServeRootTakesItsOwnConfig: a workspace named by the client's roots
+// gets the sandbox policy of its own .praxis/config.yaml.
+func TestServeRootTakesItsOwnConfig(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".praxis"), 0o755)
+	os.WriteFile(filepath.Join(root, ".praxis", "config.yaml"), []byte("sandbox:\n  shell: false\n"), 0o644)
+	p := start(t, t.TempDir(), "serve")
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	p.recv()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi"}}}`)
+	ask := p.recv()
+	if ask["method"] != "roots/list" {
+		t.Fatalf("want roots/list, got %v", ask)
+	}
+	id, _ := json.Marshal(ask["id"])
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"roots":[{"uri":"file://%s"}]}}`, id, filepath.ToSlash(root)))
+	b, _ := json.Marshal(p.recv())
+	if !strings.Contains(string(b), "E_POLICY") {
+		t.Errorf("bash in a root whose config disables the shell: %s", b)
 	}
 }

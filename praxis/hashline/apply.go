@@ -66,7 +66,7 @@ func SplitText(text string) []string {
 //
 // Bytes outside the edited lines are kept exactly, terminators and BOM
 // included. New lines take the dominant terminator. Whether the file ends
-// with a terminator is kept.
+// with a terminator is kept, except that a last line left empty gets one.
 func Apply(d *Doc, edits []Edit) ([]byte, []Hunk, error) {
 	n := d.Lines()
 	for _, e := range edits {
@@ -127,7 +127,9 @@ func Apply(d *Doc, edits []Edit) ([]byte, []Hunk, error) {
 		h.NewCount = b.lines + 1 - h.NewFrom
 	}
 	b.copyLines(next, n)
-	if !d.FinalNewline() && b.lines > 0 {
+	// Keep a missing final newline missing, unless the last line is empty:
+	// an empty line without a terminator would not be a line at all.
+	if !d.FinalNewline() && b.lines > 0 && b.lastLen > 0 {
 		b.out = b.out[:len(b.out)-b.lastEOL]
 	}
 	return b.out, hunks, nil
@@ -141,15 +143,23 @@ type builder struct {
 	out     []byte
 	lines   int
 	lastEOL int  // length of the last line's terminator
+	lastLen int  // length of the last line's content
 	open    bool // the last line has no terminator yet
 }
 
 func (b *builder) terminate() {
-	if b.open {
-		b.out = append(b.out, b.dom...)
-		b.lastEOL = len(b.dom)
-		b.open = false
+	if !b.open {
+		return
 	}
+	eol := b.dom
+	if len(b.out) > 0 && b.out[len(b.out)-1] == '\r' {
+		// A line whose content ends in "\r" keeps it only before "\r\n";
+		// before "\n" the two would read as one CRLF terminator.
+		eol = []byte(CRLF)
+	}
+	b.out = append(b.out, eol...)
+	b.lastEOL = len(eol)
+	b.open = false
 }
 
 // copyLines copies lines from..to of d unchanged.
@@ -162,6 +172,7 @@ func (b *builder) copyLines(from, to int) {
 	b.out = append(b.out, b.d.data[first.start:last.next]...)
 	b.lines += to - from + 1
 	b.lastEOL = last.next - last.end
+	b.lastLen = last.end - last.start
 	b.open = b.lastEOL == 0
 }
 
@@ -171,4 +182,23 @@ func (b *builder) addLine(l string) {
 	b.out = append(b.out, b.dom...)
 	b.lines++
 	b.lastEOL = len(b.dom)
+	b.lastLen = len(l)
+}
+
+// MapLine follows line of the old document through hunks (as Apply returns
+// them) and returns its number in the new one. ok is false when a hunk
+// replaced or removed the line.
+func MapLine(line int, hunks []Hunk) (int, bool) {
+	delta := 0
+	for _, h := range hunks {
+		switch {
+		case h.OldFrom+h.OldCount <= line:
+			delta += h.NewCount - h.OldCount
+		case h.OldFrom <= line:
+			return 0, false
+		default:
+			return line + delta, true
+		}
+	}
+	return line + delta, true
 }

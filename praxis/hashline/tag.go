@@ -7,6 +7,8 @@
 // anchors and applies edit batches to bytes. It does no I/O.
 package hashline
 
+//go:generate go run gen_compress.go
+
 import (
 	"encoding/binary"
 	"encoding/hex"
@@ -14,45 +16,66 @@ import (
 	"strconv"
 
 	"lukechampine.com/blake3"
-	"lukechampine.com/blake3/guts"
 )
 
 // TagLen is the length of a rendered tag in hex characters.
 const TagLen = 8
 
+// BLAKE3 constants for hashing one chunk (up to 1 KiB) as the root.
+const (
+	blockSize      = 64
+	chunkSize      = 1024
+	flagChunkStart = 1 << 0
+	flagChunkEnd   = 1 << 1
+	flagRoot       = 1 << 3
+)
+
+var iv = [8]uint32{0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19}
+
 // Sum returns the tag of line n (1-based) holding content (without its line
 // terminator) as a number: the first four bytes of BLAKE3("n:content"),
-// read big-endian so that its %08x form equals the hex prefix of the hash.
+// read big-endian, so that its %08x form is the hash's hex prefix.
+//
+// Tags are the cost of rendering, so the message is hashed here without
+// being assembled in memory: a message of up to one chunk (1 KiB, nearly
+// every line) is a chain of block compressions ending in the root block;
+// a longer one goes to the general BLAKE3 implementation.
 func Sum(n int, content []byte) uint32 {
-	var scratch [64]byte
-	msg := strconv.AppendInt(scratch[:0], int64(n), 10)
-	msg = append(msg, ':')
-	if len(msg)+len(content) > guts.BlockSize {
-		full := make([]byte, 0, len(msg)+len(content))
-		full = append(append(full, msg...), content...)
-		h := blake3.Sum256(full)
+	var prefix [24]byte
+	p := strconv.AppendInt(prefix[:0], int64(n), 10)
+	p = append(p, ':')
+	if len(p)+len(content) > chunkSize {
+		msg := make([]byte, 0, len(p)+len(content))
+		h := blake3.Sum256(append(append(msg, p...), content...))
 		return binary.BigEndian.Uint32(h[:4])
 	}
-	msg = append(msg, content...)
-	return sumBlock(msg)
+	var block [blockSize]byte
+	k := copy(block[:], p)
+	used := copy(block[k:], content)
+	k += used
+	rest := content[used:]
+	cv := iv
+	flags := uint32(flagChunkStart)
+	for len(rest) > 0 { // the block is full and more follows
+		m := blockWords(&block)
+		cv = compress(&cv, &m, blockSize, flags)
+		flags = 0
+		block = [blockSize]byte{}
+		k = copy(block[:], rest)
+		rest = rest[k:]
+	}
+	m := blockWords(&block)
+	out := compress(&cv, &m, uint32(k), flags|flagChunkEnd|flagRoot)
+	// The hash's first four bytes are the first output word, little-endian.
+	return bits.ReverseBytes32(out[0])
 }
 
-// sumBlock hashes a message of at most one block (64 bytes) with a single
-// compression, the whole of BLAKE3 for such an input, and returns the first
-// output word.
-func sumBlock(msg []byte) uint32 {
-	var block [guts.BlockSize]byte
-	copy(block[:], msg)
-	n := guts.Node{
-		CV:       guts.IV,
-		BlockLen: uint32(len(msg)),
-		Flags:    guts.FlagChunkStart | guts.FlagChunkEnd | guts.FlagRoot,
+func blockWords(b *[blockSize]byte) [16]uint32 {
+	var m [16]uint32
+	for i := range m {
+		m[i] = binary.LittleEndian.Uint32(b[4*i:])
 	}
-	for i := range n.Block {
-		n.Block[i] = binary.LittleEndian.Uint32(block[4*i:])
-	}
-	// The hash's first four bytes are the first output word, little-endian.
-	return bits.ReverseBytes32(guts.CompressNode(n)[0])
+	return m
 }
 
 // Tag returns the rendered tag of line n holding content.

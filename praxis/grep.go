@@ -1,0 +1,335 @@
+package praxis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/praxis-tools/praxis/praxis/hashline"
+	"github.com/praxis-tools/praxis/praxis/internal/match"
+	"github.com/praxis-tools/praxis/praxis/internal/walk"
+)
+
+const (
+	defaultGrepLimit  = 200
+	maxGrepContext    = 20
+	grepProgressEvery = 1000 // files searched between progress reports
+)
+
+func (e *Engine) grepTool() Tool {
+	return Tool{
+		Name:        "grep",
+		Description: describe("grep"),
+		InputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"pattern": {"type": "string", "minLength": 1, "description": "Regular expression (Go RE2 syntax), or plain text with literal."},
+		"path": {"type": "string", "description": "File or directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."},
+		"glob": {"type": "string", "description": "Only search files matching this doublestar pattern: without a / it matches file names (*.go), with one, paths relative to path (cmd/**/*_test.go)."},
+		"ignore_case": {"type": "boolean", "description": "Match letters in either case. Default false."},
+		"literal": {"type": "boolean", "description": "Treat pattern as plain text, not a regular expression. Default false."},
+		"context": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Lines to show before and after each match (content output). Default 0."},
+		"output": {"type": "string", "enum": ["content", "files", "count"], "description": "content: matching lines in hashline form (default); files: paths of matching files; count: matching lines per file and in total."},
+		"limit": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Most matching lines shown (content) or files listed (files, count). Default 200."},
+		"include_hidden": {"type": "boolean", "description": "Also search files and directories whose names start with a dot. Default false."},
+		"respect_ignore": {"type": "boolean", "description": "Skip what .gitignore and .ignore files exclude. Default true. .git/ is always skipped."}
+	},
+	"required": ["pattern"],
+	"additionalProperties": false
+}`),
+		OutputSchema: json.RawMessage(`{
+	"type": "object",
+	"properties": {
+		"path": {"type": "string"},
+		"matches": {"type": "integer"},
+		"files": {"type": "integer"},
+		"shown": {"type": "integer"},
+		"truncated": {"type": "boolean"},
+		"skipped_large": {"type": "integer"}
+	},
+	"required": ["path", "matches", "files", "shown", "truncated"]
+}`),
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		Handler:     e.grep,
+	}
+}
+
+type grepArgs struct {
+	Pattern       string `json:"pattern"`
+	Path          string `json:"path"`
+	Glob          string `json:"glob"`
+	IgnoreCase    bool   `json:"ignore_case"`
+	Literal       bool   `json:"literal"`
+	Context       int    `json:"context"`
+	Output        string `json:"output"`
+	Limit         int    `json:"limit"`
+	IncludeHidden bool   `json:"include_hidden"`
+	RespectIgnore *bool  `json:"respect_ignore"`
+}
+
+// grepInfo is grep's structured result.
+type grepInfo struct {
+	Path         string `json:"path"`
+	Matches      int    `json:"matches"` // matching lines in all files
+	Files        int    `json:"files"`   // files with a matching line
+	Shown        int    `json:"shown"`   // matching lines (content) or files (files, count) shown
+	Truncated    bool   `json:"truncated"`
+	SkippedLarge int64  `json:"skipped_large,omitempty"` // files over the size limit, not searched
+}
+
+// grepHit is a file with matching lines.
+type grepHit struct {
+	path  string
+	lines int
+}
+
+func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) {
+	var a grepArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		return Result{}, err
+	}
+	if a.Output == "" {
+		a.Output = "content"
+	}
+	if a.Limit <= 0 {
+		a.Limit = defaultGrepLimit
+	}
+	if a.Context < 0 || a.Context > maxGrepContext {
+		return Result{}, Errorf(EInvalidArgs, "context must be between 0 and %d", maxGrepContext)
+	}
+	m, err := match.Compile(a.Pattern, a.Literal, a.IgnoreCase)
+	if err != nil {
+		return Result{}, Errorf(EInvalidArgs, "pattern %q: %v", a.Pattern, err).
+			WithDetail("Patterns use Go RE2 syntax; set literal to true to search for plain text.")
+	}
+	opts := walkOptions(a.IncludeHidden, a.RespectIgnore)
+	if a.Glob != "" {
+		g := strings.TrimPrefix(a.Glob, "./")
+		if err := checkGlob("glob", g); err != nil {
+			return Result{}, err
+		}
+		opts.Select = globSelect(g)
+	}
+	rel, isDir, err := e.searchDir(a.Path)
+	if err != nil {
+		return Result{}, err
+	}
+
+	var scan grepScan
+	if isDir {
+		if scan, err = e.grepWalk(ctx, m, rel, opts); err != nil {
+			return Result{}, err
+		}
+	} else {
+		data, _, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
+		if err != nil {
+			return Result{}, err
+		}
+		if bytes.IndexByte(data, 0) >= 0 {
+			scan.binary = true
+		} else if n := countLines(m, data); n > 0 {
+			scan.hits = []grepHit{{rel, n}}
+		}
+	}
+	hits := scan.hits
+	slices.SortFunc(hits, func(x, y grepHit) int { return strings.Compare(x.path, y.path) })
+
+	info := grepInfo{Path: rel, Files: len(hits), SkippedLarge: scan.large}
+	for _, h := range hits {
+		info.Matches += h.lines
+	}
+	var b []byte
+	switch a.Output {
+	case "files", "count":
+		b = fmt.Appendf(b, "# %d matching lines in %d files\n", info.Matches, info.Files)
+		for _, h := range hits[:min(a.Limit, len(hits))] {
+			b = append(b, h.path...)
+			if a.Output == "count" {
+				b = append(b, ':')
+				b = strconv.AppendInt(b, int64(h.lines), 10)
+			}
+			b = append(b, '\n')
+		}
+		info.Shown = min(a.Limit, len(hits))
+		info.Truncated = info.Shown < len(hits)
+		if info.Truncated {
+			b = fmt.Appendf(b, "# truncated: showing %d of %d files; narrow path or glob, or raise limit\n", info.Shown, len(hits))
+		}
+	default:
+		b = fmt.Appendf(b, "# %d matching lines in %d files\n", info.Matches, info.Files)
+		b, info.Shown = e.grepContent(b, m, hits, a.Context, a.Limit)
+		info.Truncated = info.Shown < info.Matches
+		if info.Truncated {
+			b = fmt.Appendf(b, "# truncated: showing %d of %d matching lines in %d files; narrow path or glob, or raise limit\n", info.Shown, info.Matches, info.Files)
+		}
+	}
+	if scan.binary {
+		b = fmt.Appendf(b, "# %s is binary (it holds a NUL byte) and was not searched\n", rel)
+	}
+	if scan.large > 0 {
+		b = fmt.Appendf(b, "# %d files over %d bytes were not searched\n", scan.large, e.opts.MaxFileBytes)
+	}
+	if scan.unreadable > 0 {
+		b = fmt.Appendf(b, "# %d directories could not be read (permissions, or removed meanwhile)\n", scan.unreadable)
+	}
+	return Result{Text: string(b), Structured: info}, nil
+}
+
+// grepScan is what a search found.
+type grepScan struct {
+	hits       []grepHit // files with matching lines, unsorted
+	large      int64     // files over the size limit, not searched
+	unreadable int64     // directories that could not be read
+	binary     bool      // the one file searched is binary
+}
+
+// grepWalk searches the files below dir in parallel.
+func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opts walk.Options) (grepScan, error) {
+	opts.Workers = runtime.GOMAXPROCS(0)
+	bufs := make([][]byte, opts.Workers)
+	found := make([][]grepHit, opts.Workers)
+	var skipped, searched atomic.Int64
+	var progress struct {
+		sync.Mutex
+		reported int64
+	}
+	st, err := walk.Walk(ctx, e.ws.root, dir, opts, func(w int, f *walk.File) error {
+		if n := searched.Add(1); n%grepProgressEvery == 0 {
+			progress.Lock()
+			if n > progress.reported { // reports must increase
+				progress.reported = n
+				ReportProgress(ctx, float64(n), 0, fmt.Sprintf("searched %d files", n))
+			}
+			progress.Unlock()
+		}
+		data, err := f.Read(bufs[w], e.opts.MaxFileBytes)
+		if err != nil {
+			if errors.Is(err, walk.ErrTooLarge) {
+				skipped.Add(1)
+			}
+			return nil // vanished or unreadable: skipped, as ripgrep does
+		}
+		bufs[w] = data[:0]
+		if n := countLines(m, data); n > 0 {
+			found[w] = append(found[w], grepHit{f.Path(), n})
+		}
+		return nil
+	})
+	if err != nil {
+		return grepScan{}, e.walkFailure(ctx, "grep", dir, err)
+	}
+	return grepScan{hits: slices.Concat(found...), large: skipped.Load(), unreadable: st.Unreadable}, nil
+}
+
+// globSelect returns the walk selection for grep's glob argument. As with
+// ripgrep's --glob, the glob overrides the hidden and ignore rules: a file
+// that matches is searched and one that does not is skipped; a directory
+// that matches is read even if hidden or ignored, and one that does not is
+// left to the rules. A glob without "/" matches names, one with "/" paths
+// relative to the directory searched.
+func globSelect(g string) func(sub, name string, isDir bool) walk.Choice {
+	byName := !strings.Contains(g, "/")
+	return func(sub, name string, isDir bool) walk.Choice {
+		target := sub
+		if byName {
+			target = name
+		}
+		if ok, _ := doublestar.Match(g, target); ok {
+			return walk.Include
+		}
+		if isDir {
+			return walk.Default
+		}
+		return walk.Exclude
+	}
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// countLines returns the number of matching lines in a file's bytes, or 0
+// for a binary file (one holding a NUL byte).
+func countLines(m *match.Matcher, data []byte) int {
+	n := 0
+	binary := false
+	m.Lines(bytes.TrimPrefix(data, utf8BOM), func(_, _, _ int) bool {
+		if n == 0 && bytes.IndexByte(data, 0) >= 0 {
+			binary = true
+			return false
+		}
+		n++
+		return true
+	})
+	if binary {
+		return 0
+	}
+	return n
+}
+
+// grepContent appends the matching lines of hits, in hashline form with
+// context lines around them, until limit matching lines are shown. Each
+// file is read again for display, so its lines and version are those of
+// one read, exactly as read_file would show them.
+func (e *Engine) grepContent(b []byte, m *match.Matcher, hits []grepHit, context, limit int) ([]byte, int) {
+	shown := 0
+	var lines []int
+	for _, h := range hits {
+		if shown >= limit {
+			break
+		}
+		data, _, err := e.ws.ReadFile(h.path, e.opts.MaxFileBytes)
+		if err != nil || bytes.IndexByte(data, 0) >= 0 {
+			continue // changed since the search
+		}
+		doc := hashline.Parse(data)
+		lines = lines[:0]
+		total := 0
+		m.Lines(bytes.TrimPrefix(data, utf8BOM), func(n, _, _ int) bool {
+			if shown+len(lines) < limit {
+				lines = append(lines, n)
+			}
+			total++
+			return true
+		})
+		if len(lines) == 0 {
+			continue
+		}
+		b = fmt.Appendf(b, "# %s version=%s matches=%d", h.path, hashline.Version(data), total)
+		if len(lines) < total {
+			b = fmt.Appendf(b, " showing=%d", len(lines))
+		}
+		if context > 0 {
+			b = append(b, " lines="...)
+			for i, n := range lines {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(n), 10)
+			}
+		}
+		b = append(b, '\n')
+		last := 0 // last line rendered
+		for i := 0; i < len(lines); {
+			from, to := max(1, lines[i]-context), min(doc.Lines(), lines[i]+context)
+			for i++; i < len(lines) && lines[i]-context <= to+1; i++ {
+				to = min(doc.Lines(), lines[i]+context)
+			}
+			if last > 0 && from > last+1 && context > 0 {
+				b = append(b, "--\n"...)
+			}
+			from = max(from, last+1)
+			b = doc.AppendRender(b, from, to, lineClip)
+			last = to
+		}
+		shown += len(lines)
+	}
+	return b, shown
+}

@@ -1,0 +1,343 @@
+// Package match finds the lines of a text that hold a match of a regular
+// expression, as a line-oriented grep does. It is pure: no I/O.
+//
+// A line is the bytes between two "\n" (a "\r" before the "\n" belongs to
+// the line, as in ripgrep). Patterns use Go's RE2 syntax; "^" and "$" match
+// at the start and end of every line, and no part of a pattern matches a
+// line break. Every pattern is searched for the longest literal string all
+// its matches contain, which is found with a fast substring search before
+// the regular expression looks at the one line around it.
+package match
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Matcher finds matching lines. It is safe for concurrent use.
+type Matcher struct {
+	re    *regexp.Regexp
+	lit   []byte // a literal every match holds; nil if there is none
+	pure  bool   // the pattern is lit itself: every line holding lit matches
+	pivot int    // offset in lit of its rarest byte, searched for first
+
+	// Without lit, a case-insensitive pattern may still have a run of ASCII
+	// characters every match holds in some mix of cases: seg, in lower
+	// case, found through its byte at offset pivot in either case, b1 or b2.
+	fold   bool
+	seg    []byte
+	b1, b2 byte
+}
+
+// Compile compiles pattern. With literal set the pattern is plain text;
+// with ignoreCase letters match either case. An invalid pattern's error
+// names the problem and the part of the pattern at fault.
+func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
+	expr := pattern
+	if literal {
+		expr = regexp.QuoteMeta(pattern)
+	}
+	flags := syntax.Perl &^ syntax.OneLine
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	re, err := syntax.Parse(expr, flags)
+	if err != nil {
+		return nil, err
+	}
+	if err := noNewline(re); err != nil {
+		return nil, err
+	}
+	re = re.Simplify()
+	compiled, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil, fmt.Errorf("compiling %q: %w", pattern, err)
+	}
+	m := &Matcher{re: compiled}
+	if lit := required(re, false); len(lit) > 0 {
+		m.lit = lit
+		m.pure = re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
+		for i := range lit {
+			if byteRank[lit[i]] < byteRank[lit[m.pivot]] {
+				m.pivot = i
+			}
+		}
+	} else if lit := required(re, true); len(lit) > 0 {
+		m.foldPrefilter(lit)
+	}
+	return m, nil
+}
+
+// foldPrefilter sets up the search for a case-insensitive literal: its
+// longest run of characters whose case variants are all single ASCII
+// bytes (not k or s, which also fold to K and ſ), looked for by its
+// rarest byte in either case.
+func (m *Matcher) foldPrefilter(lit []byte) {
+	var best, run []byte
+	for _, r := range string(lit) {
+		if !asciiFoldClosed(r) {
+			run = nil
+			continue
+		}
+		run = append(run, byte(unicode.ToLower(r)))
+		if len(run) > len(best) {
+			best = run
+		}
+	}
+	if len(best) == 0 {
+		return
+	}
+	m.fold, m.seg = true, best
+	cost := func(c byte) int {
+		u := byte(unicode.ToUpper(rune(c)))
+		return int(max(byteRank[c], byteRank[u]))*2 + int(min(byteRank[c], byteRank[u]))
+	}
+	for i := range best {
+		if cost(best[i]) < cost(best[m.pivot]) {
+			m.pivot = i
+		}
+	}
+	m.b1, m.b2 = best[m.pivot], byte(unicode.ToUpper(rune(best[m.pivot])))
+}
+
+// asciiFoldClosed reports whether r and all its case variants are ASCII.
+func asciiFoldClosed(r rune) bool {
+	if r >= utf8.RuneSelf {
+		return false
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// noNewline rewrites re so that nothing in it matches "\n": "." and
+// character classes lose it. A literal line break is an error, since no
+// line holds one.
+func noNewline(re *syntax.Regexp) error {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return fmt.Errorf("the pattern holds a line break (\\n), but matches are found within single lines")
+			}
+		}
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpCharClass:
+		re.Rune = dropNewline(re.Rune)
+		if len(re.Rune) == 0 {
+			re.Op = syntax.OpNoMatch
+		}
+	}
+	for _, sub := range re.Sub {
+		if err := noNewline(sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropNewline removes '\n' from a class given as [lo, hi] pairs.
+func dropNewline(ranges []rune) []rune {
+	out := make([]rune, 0, len(ranges)+2)
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if lo > '\n' || hi < '\n' {
+			out = append(out, lo, hi)
+			continue
+		}
+		if lo < '\n' {
+			out = append(out, lo, '\n'-1)
+		}
+		if hi > '\n' {
+			out = append(out, '\n'+1, hi)
+		}
+	}
+	return out
+}
+
+// required returns the longest literal that every match of re holds, or
+// nil. Case-folded literals count only with fold set; their runes are
+// returned as written.
+func required(re *syntax.Regexp, fold bool) []byte {
+	isLit := func(re *syntax.Regexp) bool {
+		return re.Op == syntax.OpLiteral && (fold || re.Flags&syntax.FoldCase == 0)
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		if !isLit(re) {
+			return nil
+		}
+		return appendRunes(nil, re.Rune)
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0], fold)
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0], fold)
+		}
+	case syntax.OpConcat:
+		var best, run []byte
+		for _, sub := range re.Sub {
+			if isLit(sub) {
+				run = appendRunes(run, sub.Rune)
+				if len(run) > len(best) {
+					best = run
+				}
+				continue
+			}
+			run = nil
+			if lit := required(sub, fold); len(lit) > len(best) {
+				best = lit
+			}
+		}
+		return best
+	}
+	return nil
+}
+
+func appendRunes(b []byte, rs []rune) []byte {
+	for _, r := range rs {
+		b = utf8.AppendRune(b, r)
+	}
+	return b
+}
+
+// Literal returns the literal the matcher looks for first, if any.
+func (m *Matcher) Literal() string { return string(m.lit) }
+
+// Match reports whether line, a single line without its "\n", matches.
+func (m *Matcher) Match(line []byte) bool {
+	if m.pure {
+		return bytes.Contains(line, m.lit)
+	}
+	return m.re.Match(line)
+}
+
+// Lines calls fn for every line of text holding a match, in order, with
+// the line's 1-based number and its bounds: text[start:end] is the line
+// without its "\n". It stops early when fn returns false.
+func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
+	n, counted := 1, 0 // line n starts at offset counted
+	st := foldState{-2, -2}
+	for pos := 0; pos < len(text); {
+		var at int
+		switch {
+		case m.lit != nil:
+			if at = m.findLiteral(text, pos); at < 0 {
+				return
+			}
+		case m.fold:
+			if at = m.findFold(text, pos, &st); at < 0 {
+				return
+			}
+		default:
+			loc := m.re.FindIndex(text[pos:])
+			if loc == nil {
+				return
+			}
+			at = pos + loc[0]
+		}
+		start := counted + bytes.LastIndexByte(text[counted:at], '\n') + 1
+		if start == len(text) {
+			return // the empty "line" after a final "\n" is not a line
+		}
+		n += bytes.Count(text[counted:start], newline)
+		counted = start
+		end := len(text)
+		if i := bytes.IndexByte(text[at:], '\n'); i >= 0 {
+			end = at + i
+		}
+		found := m.pure || (m.lit == nil && !m.fold) || m.re.Match(text[start:end])
+		if found && !fn(n, start, end) {
+			return
+		}
+		pos = end + 1
+	}
+}
+
+// findLiteral returns the offset of the first occurrence of m.lit at or
+// after pos, or -1. It looks for the literal's rarest byte and checks the
+// rest around it.
+func (m *Matcher) findLiteral(text []byte, pos int) int {
+	for {
+		from := pos + m.pivot
+		if from >= len(text) {
+			return -1
+		}
+		i := bytes.IndexByte(text[from:], m.lit[m.pivot])
+		if i < 0 {
+			return -1
+		}
+		s := from + i - m.pivot
+		if s+len(m.lit) <= len(text) && bytes.Equal(text[s:s+len(m.lit)], m.lit) {
+			return s
+		}
+		pos = s + 1
+	}
+}
+
+// foldState caches where b1 and b2 occur next during one search: -2 not
+// looked for yet, -1 nowhere.
+type foldState struct{ next1, next2 int }
+
+// findFold returns the offset of the first occurrence of m.seg, in any
+// mix of cases, at or after pos, or -1.
+func (m *Matcher) findFold(text []byte, pos int, st *foldState) int {
+	for {
+		from := pos + m.pivot
+		if from >= len(text) {
+			return -1
+		}
+		if st.next1 != -1 && st.next1 < from {
+			st.next1 = indexFrom(text, from, m.b1)
+		}
+		i := st.next1
+		if m.b2 != m.b1 {
+			if st.next2 != -1 && st.next2 < from {
+				st.next2 = indexFrom(text, from, m.b2)
+			}
+			if i < 0 || (st.next2 >= 0 && st.next2 < i) {
+				i = st.next2
+			}
+		}
+		if i < 0 {
+			return -1
+		}
+		s := i - m.pivot
+		if s+len(m.seg) <= len(text) && equalFoldASCII(text[s:s+len(m.seg)], m.seg) {
+			return s
+		}
+		pos = s + 1
+	}
+}
+
+// equalFoldASCII reports whether b equals lower, a lower-case ASCII
+// string, when ASCII upper-case letters in b are taken as lower case.
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexFrom returns the offset of the first c at or after pos, or -1.
+func indexFrom(text []byte, pos int, c byte) int {
+	if i := bytes.IndexByte(text[pos:], c); i >= 0 {
+		return pos + i
+	}
+	return -1
+}
+
+var newline = []byte{'\n'}

@@ -1,0 +1,227 @@
+package match
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// naive is the reference: split text into lines and match each one with
+// Go's regexp.
+func naive(pattern string, literal, ignoreCase bool, text []byte) []string {
+	if literal {
+		pattern = regexp.QuoteMeta(pattern)
+	}
+	if ignoreCase {
+		pattern = "(?i)" + pattern
+	}
+	re := regexp.MustCompile(pattern)
+	var out []string
+	lines := bytes.Split(text, []byte{'\n'})
+	if len(text) == 0 || text[len(text)-1] == '\n' {
+		lines = lines[:len(lines)-1] // no line after a final newline
+	}
+	for i, l := range lines {
+		if re.Match(l) {
+			out = append(out, fmt.Sprintf("%d:%s", i+1, l))
+		}
+	}
+	return out
+}
+
+func lines(t testing.TB, m *Matcher, text []byte) []string {
+	var out []string
+	m.Lines(text, func(n, start, end int) bool {
+		out = append(out, fmt.Sprintf("%d:%s", n, text[start:end]))
+		return true
+	})
+	return out
+}
+
+const sample = "package main\n\nfunc run(ctx context.Context) error {\n\tif err != nil {\r\n\t\treturn err\n\t}\n" +
+	"\tKELVIN \u212a and k and K; ſtraße STRASSE\n  Grüße ÜBER über\n\n" +
+	"err != nil err != nil\nerr !=nil\nx.y(z)\n\x00binary\nlast line without newline"
+
+func TestLinesEqualsNaive(t *testing.T) {
+	tests := []struct {
+		pattern             string
+		literal, ignoreCase bool
+	}{
+		{"err != nil", false, false},
+		{"err != nil", false, true},
+		{"ERR", true, true},
+		{"err", false, false},
+		{`func \w+\(ctx context\.Context`, false, false},
+		{"^\t", false, false},
+		{"^$", false, false},
+		{"newline$", false, false},
+		{`\{\r?$`, false, false},
+		{"x.y(z)", true, false},
+		{"x.y(z)", false, false},
+		{"k", false, true},
+		{"kelvin", false, true},
+		{"strasse", false, true},
+		{"ſtraße", false, true},
+		{"über", false, true},
+		{"grüße", false, false},
+		{"a|e", false, false},
+		{"(return|func) ", false, false},
+		{`\s+$`, false, false},
+		{`[^a-z]+`, false, false},
+		{"x*", false, false},
+		{".", false, false},
+		{`\bnil\b`, false, false},
+		{"binary", false, false},
+		{"(?i)Err", false, false},
+		{"e{2,}", false, false},
+		{"(err)+ !=", false, false},
+		{"zzz", false, false},
+	}
+	texts := map[string][]byte{
+		"sample":          []byte(sample),
+		"sample+newline":  []byte(sample + "\n"),
+		"empty":           nil,
+		"newline":         []byte("\n"),
+		"blank lines":     []byte("\n\n\nx\n\n"),
+		"crlf":            []byte("err != nil\r\nfunc a\r\n"),
+		"no final":        []byte("k"),
+		"literal at end":  []byte("abc\nerr"),
+		"literal at edge": []byte("err != nil"),
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, tt.literal, tt.ignoreCase)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.pattern, err)
+		}
+		for name, text := range texts {
+			got := lines(t, m, text)
+			want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
+			if !slices.Equal(got, want) {
+				t.Errorf("%q literal=%v ignoreCase=%v on %s:\n got %q\nwant %q", tt.pattern, tt.literal, tt.ignoreCase, name, got, want)
+			}
+		}
+	}
+}
+
+func TestPrefilterChoice(t *testing.T) {
+	tests := []struct {
+		pattern    string
+		ignoreCase bool
+		lit        string
+		pure, fold bool
+	}{
+		{"err != nil", false, "err != nil", true, false},
+		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false},
+		{`a+bcd`, false, "bcd", false, false},
+		{`(abc)+x`, false, "abc", false, false},
+		{`abc|abd`, false, "ab", false, false}, // factored: ab(?:c|d)
+		{`abc|xyz`, false, "", false, false},
+		{`x?`, false, "", false, false},
+		{"exceedingly", true, "", false, true},
+		{"kss", true, "", false, false},  // k and s fold to non-ASCII runes too
+		{"ksxks", true, "", false, true}, // x alone
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, tt.ignoreCase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Literal() != tt.lit || m.pure != tt.pure || m.fold != tt.fold {
+			t.Errorf("%q: literal %q pure %v fold %v, want %q %v %v", tt.pattern, m.Literal(), m.pure, m.fold, tt.lit, tt.pure, tt.fold)
+		}
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, p := range []string{"a(", "[z-a]", `\n`, "a\nb", `a[\n]b|c`, "x{2,1}"} {
+		if _, err := Compile(p, false, false); err == nil {
+			t.Errorf("%q compiled", p)
+		}
+	}
+	// A class loses its newline.
+	m, err := Compile(`a[\n\r]b|c`, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(t, m, []byte("a\nb\nc\na\rb\n")); !slices.Equal(got, []string{"3:c", "4:a\rb"}) {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestLinesStops(t *testing.T) {
+	m, _ := Compile("a", false, false)
+	calls := 0
+	m.Lines([]byte("a\na\na\n"), func(n, _, _ int) bool { calls++; return n < 2 })
+	if calls != 2 {
+		t.Errorf("fn called %d times after returning false", calls)
+	}
+}
+
+func FuzzLines(f *testing.F) {
+	f.Add("err", false, false, []byte(sample))
+	f.Add("k", false, true, []byte("K\nK\n"))
+	f.Add(`\w+$`, false, false, []byte("a b\r\nc"))
+	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
+		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
+			return
+		}
+		m, err := Compile(pattern, literal, ignoreCase)
+		if err != nil {
+			return
+		}
+		ref := pattern
+		if literal {
+			ref = regexp.QuoteMeta(pattern)
+		}
+		if _, err := regexp.Compile(ref); err != nil {
+			return
+		}
+		got := lines(t, m, text)
+		want := naive(pattern, literal, ignoreCase, text)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q literal=%v ignoreCase=%v on %q:\n got %q\nwant %q", pattern, literal, ignoreCase, text, got, want)
+		}
+	})
+}
+
+// BenchmarkLines searches a corpus held in memory: the Go files of
+// PRAXIS_BENCH_TREE, or of this repository.
+func BenchmarkLines(b *testing.B) {
+	dir := os.Getenv("PRAXIS_BENCH_TREE")
+	if dir == "" {
+		dir = "../../.."
+	}
+	var corpus []byte
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && len(corpus) < 64<<20 {
+			data, _ := os.ReadFile(p)
+			corpus = append(corpus, data...)
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		name, pattern string
+		ignoreCase    bool
+	}{
+		{"common", "err != nil", false},
+		{"rare", "ExceedinglyRareToken", false},
+		{"regex", `func \w+\(ctx context\.Context`, false},
+		{"fold", "exceedinglyraretoken", true},
+	} {
+		m, err := Compile(c.pattern, false, c.ignoreCase)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(corpus)))
+			for b.Loop() {
+				m.Lines(corpus, func(int, int, int) bool { return true })
+			}
+		})
+	}
+}

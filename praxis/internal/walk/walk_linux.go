@@ -1,0 +1,208 @@
+//go:build linux && !walkportable
+
+package walk
+
+import (
+	"encoding/binary"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirFD is an open directory. Everything below it is opened relative to it
+// with O_NOFOLLOW, one name at a time, so nothing outside it is reached.
+type dirFD int
+
+const noDir dirFD = -1
+
+// openStart opens start through root, which keeps it inside the workspace,
+// and returns a descriptor of its own.
+func openStart(root *os.Root, start string) (dirFD, error) {
+	if start == "" {
+		start = "."
+	}
+	f, err := root.Open(start)
+	if err != nil {
+		return noDir, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return noDir, err
+	}
+	if !fi.IsDir() {
+		return noDir, &os.PathError{Op: "open", Path: start, Err: unix.ENOTDIR}
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return noDir, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return noDir, err
+	}
+	if derr != nil {
+		return noDir, derr
+	}
+	return dirFD(fd), nil
+}
+
+func (d dirFD) close() {
+	if d >= 0 {
+		unix.Close(int(d))
+	}
+}
+
+func (d dirFD) openDir(name string) (dirFD, error) {
+	for {
+		fd, err := unix.Openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return noDir, err
+		}
+		return dirFD(fd), nil
+	}
+}
+
+// readDir appends d's entries, less "." and "..", to out, using buf for the
+// raw records.
+func (d dirFD) readDir(buf []byte, out []entry) ([]entry, error) {
+	for {
+		n, err := unix.Getdents(int(d), buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		out = parseDirents(buf[:n], out)
+	}
+}
+
+// parseDirents decodes linux_dirent64 records: inode (8 bytes), offset (8),
+// record length (2), type (1), then the NUL-terminated name.
+func parseDirents(b []byte, out []entry) []entry {
+	for len(b) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < 19 || reclen > len(b) {
+			break
+		}
+		rec := b[19:reclen]
+		typ := b[18]
+		b = b[reclen:]
+		n := 0
+		for n < len(rec) && rec[n] != 0 {
+			n++
+		}
+		name := rec[:n]
+		if n == 0 || (n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.') {
+			continue
+		}
+		out = append(out, entry{name: string(name), typ: direntType(typ)})
+	}
+	return out
+}
+
+func direntType(t uint8) entryType {
+	switch t {
+	case unix.DT_REG:
+		return typeFile
+	case unix.DT_DIR:
+		return typeDir
+	case unix.DT_LNK:
+		return typeSymlink
+	case unix.DT_UNKNOWN:
+		return typeUnknown
+	}
+	return typeOther
+}
+
+func modeType(mode uint32) entryType {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return typeFile
+	case unix.S_IFDIR:
+		return typeDir
+	case unix.S_IFLNK:
+		return typeSymlink
+	}
+	return typeOther
+}
+
+func (d dirFD) lstatType(name string) entryType {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return typeOther
+	}
+	return modeType(st.Mode)
+}
+
+func (d dirFD) modTime(name string) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, err
+	}
+	return st.Mtim.Nano(), nil
+}
+
+// readFile reads the regular file name into buf. O_NONBLOCK keeps a FIFO
+// swapped in after the directory was read from blocking the open.
+func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		if err == unix.ELOOP {
+			return nil, ErrNotRegular // a symlink swapped in
+		}
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, ErrNotRegular
+	}
+	if st.Size > max {
+		return nil, ErrTooLarge
+	}
+	size := int(st.Size)
+	if cap(buf) < size+1 {
+		buf = make([]byte, 0, size+size/8+512)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > max {
+				return nil, ErrTooLarge
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		buf = buf[:len(buf)+n]
+		// A regular file that has given its whole size is done: saving
+		// the read that would return 0 matters over thousands of files.
+		if n == 0 || len(buf) == size {
+			return buf, nil
+		}
+	}
+}

@@ -1,0 +1,7 @@
+package main
+
+import "testing"
+
+func TestNeedle(t *testing.T) {
+	t.Log("needle")
+}

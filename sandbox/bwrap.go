@@ -1,0 +1,195 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// bwrapArgs returns the bwrap command line, up to and including "--", that
+// runs a command in dir under the runner's policy.
+//
+// The command gets the host root read-only, a minimal /dev, its own /proc
+// and PID namespace (so killing bwrap ends every process inside), a private
+// /tmp, the Hide paths covered, the workspace and the Writable paths
+// read-write, the ReadOnly paths
+// read-only again (and not removable, nor movable with their directories),
+// no capabilities, and with the network off a network
+// namespace holding only loopback. bwrap is not given --new-session: the
+// runner already starts it in a session without a controlling terminal,
+// and keeping the command in bwrap's process group lets the runner count
+// and kill it from outside.
+func (r *Runner) bwrapArgs(dir string) []string {
+	p := r.policy
+	args := []string{r.bwrap,
+		"--die-with-parent",
+		"--unshare-pid",
+		"--unshare-ipc",
+		"--unshare-uts",
+		"--cap-drop", "ALL",
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+	}
+	if p.networkOff() {
+		args = append(args, "--unshare-net")
+	}
+	ws := realPath(p.Workspace)
+	// Hidden paths are covered before the workspace is mounted, so that
+	// hiding a directory that holds the workspace leaves the workspace
+	// visible, and those inside the workspace after, so that it does not
+	// uncover them.
+	var hideInside []string
+	for _, h := range p.Hide {
+		h = expandHome(h)
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		h = realPath(h)
+		switch {
+		case within(ws, h):
+			hideInside = append(hideInside, h)
+		case within(h, ws):
+			// Left writable (an empty tmpfs that vanishes with the
+			// sandbox) so that bwrap can make the workspace's mount point.
+			args = append(args, "--tmpfs", h)
+		default:
+			args = hide(args, h)
+		}
+	}
+	args = append(args, "--bind", ws, ws)
+	for _, w := range p.Writable {
+		if _, err := os.Stat(w); err == nil {
+			w = realPath(w)
+			args = append(args, "--bind", w, w)
+		}
+	}
+	for _, h := range hideInside {
+		args = hide(args, h)
+	}
+	pinned := make(map[string]bool)
+	for _, ro := range p.ReadOnly {
+		if !filepath.IsAbs(ro) {
+			ro = filepath.Join(ws, ro)
+		}
+		if _, err := os.Lstat(ro); err != nil {
+			continue
+		}
+		ro = realPath(ro)
+		// Pin each directory between the workspace and the path by
+		// binding it onto itself (it stays writable): a mount point
+		// cannot be renamed, so no rename can carry the path away.
+		if rel, err := filepath.Rel(ws, filepath.Dir(ro)); err == nil && filepath.IsLocal(rel) {
+			dir := ws
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				dir = filepath.Join(dir, part)
+				if !pinned[dir] {
+					pinned[dir] = true
+					args = append(args, "--bind", dir, dir)
+				}
+			}
+		}
+		args = append(args, "--ro-bind", ro, ro)
+	}
+	return append(args, "--chdir", dir, "--")
+}
+
+// realPath returns p with symlinks resolved, or p when that fails.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// probeBwrap finds bwrap and checks that it can build the sandbox the policy
+// asks for, by running true in it. Its error names what is missing.
+func (r *Runner) probeBwrap() error {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return fmt.Errorf("%w: isolation bwrap needs the bwrap program (Debian and Ubuntu package bubblewrap), which is not on PATH", ErrUnavailable)
+	}
+	r.bwrap = path
+	ws := realPath(r.policy.Workspace)
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, r.policy.Workspace)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	args := append(r.bwrapArgs(ws), "true")
+	cmd := exec.CommandContext(ctx, path, args[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		hint := ""
+		if strings.Contains(msg, "namespace") || strings.Contains(msg, "uid map") ||
+			strings.Contains(msg, "not permitted") || strings.Contains(msg, "Permission denied") {
+			hint = usernsHint()
+		}
+		return fmt.Errorf("%w: bwrap cannot build its sandbox on this machine: %s%s", ErrUnavailable, msg, hint)
+	}
+	return nil
+}
+
+// usernsHint explains the usual reason bwrap fails: the kernel does not let
+// unprivileged users create user namespaces.
+func usernsHint() string {
+	read := func(p string) string {
+		b, _ := os.ReadFile(p)
+		return strings.TrimSpace(string(b))
+	}
+	var why []string
+	if read("/proc/sys/user/max_user_namespaces") == "0" {
+		why = append(why, "user namespaces are disabled (sysctl user.max_user_namespaces = 0)")
+	}
+	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
+		why = append(why, "unprivileged user namespaces are disabled (sysctl kernel.unprivileged_userns_clone = 0)")
+	}
+	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
+		why = append(why, "AppArmor restricts unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns = 1; an AppArmor profile for bwrap lifts it)")
+	}
+	if len(why) == 0 {
+		return " (bwrap needs user namespaces, or to run as root; inside a container, the container may forbid creating namespaces)"
+	}
+	return " (" + strings.Join(why, "; ") + ")"
+}
+
+// expandHome replaces a leading "~/" with the home directory.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
+}
+
+// hide appends the bwrap arguments that cover path, if it exists: an empty
+// read-only directory over a directory, an empty file over a file.
+func hide(args []string, path string) []string {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return args
+	case fi.IsDir():
+		return append(args, "--tmpfs", path, "--remount-ro", path)
+	default:
+		return append(args, "--ro-bind", "/dev/null", path)
+	}
+}
+
+// within reports whether path is dir or lies inside it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
+}

@@ -1,0 +1,24 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// checkPlatform refuses isolation, which needs Linux namespaces.
+func checkPlatform(p Policy) error {
+	if p.Isolation == IsolationBwrap {
+		return fmt.Errorf("%w: isolation bwrap needs Linux; this is %s", ErrUnavailable, runtime.GOOS)
+	}
+	return nil
+}
+
+// start refuses: the runner's guarantees (the whole process group killed,
+// limits, leftovers found through /proc) are implemented for Linux only.
+func (r *Runner) start(context.Context, Command, string, time.Duration) (*Process, error) {
+	return nil, fmt.Errorf("%w: running commands is implemented for Linux only; this is %s", ErrUnavailable, runtime.GOOS)
+}

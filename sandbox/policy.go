@@ -1,0 +1,354 @@
+// Package sandbox runs shell commands under a Policy: in the workspace, with
+// an allowlisted environment, bounded time, bounded output and resource
+// limits, and optionally inside a bubblewrap sandbox that makes the host
+// read-only and cuts the network.
+//
+// A Runner never hangs on a command's output (both streams are drained while
+// the command runs), never leaks its processes (every command runs in its
+// own process group, which is killed on timeout, cancellation, and when the
+// command's shell exits), and never runs unisolated when isolation was asked
+// for: New fails with ErrUnavailable instead.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Isolation is how strongly commands are separated from the host.
+type Isolation string
+
+const (
+	// IsolationNone runs commands as ordinary child processes. Limits,
+	// timeouts, the environment allowlist and the working directory are
+	// enforced; the file system and the network are not restricted.
+	IsolationNone Isolation = "none"
+	// IsolationBwrap runs commands under bubblewrap: the host root
+	// read-only, the workspace read-write, a private /tmp, a new PID
+	// namespace, and, with the network off, a new network namespace.
+	IsolationBwrap Isolation = "bwrap"
+)
+
+// Network says whether commands may use the network.
+type Network string
+
+const (
+	// NetworkDefault leaves the choice to the isolation level: off under
+	// bwrap, unrestricted under none.
+	NetworkDefault Network = ""
+	NetworkOn      Network = "on"
+	// NetworkOff gives commands a network namespace of their own with only
+	// a loopback interface. Only bwrap can enforce it; asking for it with
+	// IsolationNone is an error, not a silent no-op.
+	NetworkOff Network = "off"
+)
+
+// Limits are resource limits applied to a command and every process it
+// starts. Zero means the default; a negative value means no limit.
+type Limits struct {
+	// CPUSeconds is the CPU time each process may use (RLIMIT_CPU).
+	CPUSeconds int64
+	// AddressSpace is the virtual memory, in bytes, each process may map
+	// (RLIMIT_AS).
+	AddressSpace int64
+	// Processes is the most processes the command's process group may hold
+	// at once. It is enforced by RLIMIT_NPROC where the kernel applies it
+	// (not to root) and by counting the group's processes while the command
+	// runs.
+	Processes int64
+	// FileSize is the largest file, in bytes, a process may write
+	// (RLIMIT_FSIZE).
+	FileSize int64
+}
+
+// Policy says whether and how commands run. The zero Policy disables the
+// shell; DefaultPolicy returns the recommended settings.
+type Policy struct {
+	// Workspace is the directory commands run in and, under bwrap, the
+	// only one they may write (with Writable). Required when Shell is set.
+	Workspace string
+	// Shell enables running commands at all.
+	Shell bool
+	// Isolation is none or bwrap. Default none.
+	Isolation Isolation
+	// Network is on, off, or the isolation's default.
+	Network Network
+	// Env lists the variables of Praxis's own environment that commands
+	// inherit: exact names, or prefixes ending in "*" such as "LC_*".
+	// Everything else is absent. Nil means DefaultEnv.
+	Env []string
+	// Writable lists further absolute paths that commands may write under
+	// bwrap (a build cache, say). Paths that do not exist are skipped.
+	Writable []string
+	// Hide lists paths that commands do not see under bwrap: a directory
+	// appears empty, a file empty. A leading "~/" is the home directory;
+	// paths that do not exist are skipped. Nil means DefaultHide; an empty
+	// list hides nothing.
+	Hide []string
+	// ReadOnly lists paths, absolute or relative to the workspace, that
+	// stay read-only under bwrap although they lie in a writable tree: the
+	// files that set Praxis's own policy. Paths that do not exist are
+	// skipped.
+	ReadOnly []string
+	// Timeout is a command's time limit when the call names none. Default
+	// 2 minutes.
+	Timeout time.Duration
+	// MaxTimeout is the longest time limit a call may ask for. Default
+	// 30 minutes.
+	MaxTimeout time.Duration
+	// BackgroundAfter is how long a tool waits for a command before it
+	// leaves it running as a background job and returns. The Runner does
+	// not use it; the engine's bash tool does. Default 30 seconds;
+	// negative means never.
+	BackgroundAfter time.Duration
+	// OutputBytes is how much of each stream (stdout, stderr) is kept: the
+	// first and the last OutputBytes/2 bytes, with a marker saying how much
+	// was dropped between them. Default 32 KiB.
+	OutputBytes int
+	// Limits are the resource limits.
+	Limits Limits
+	// KillGrace is how long a process group has between SIGTERM and
+	// SIGKILL. Default 1 second.
+	KillGrace time.Duration
+}
+
+// DefaultHide lists where credentials usually live. Under bwrap they are
+// hidden by default, so that a command cannot show them to the model.
+var DefaultHide = []string{
+	"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube",
+	"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.npmrc", "~/.pypirc",
+}
+
+// DefaultEnv is the environment allowlist used when Policy.Env is nil.
+var DefaultEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "TMPDIR", "USER"}
+
+// Defaults of the zero-valued fields.
+const (
+	DefaultTimeout         = 2 * time.Minute
+	DefaultMaxTimeout      = 30 * time.Minute
+	DefaultOutputBytes     = 32 << 10
+	DefaultBackgroundAfter = 30 * time.Second
+	DefaultCPUSeconds      = 600
+	DefaultAddressSpace    = 8 << 30
+	DefaultProcesses       = 1024
+	DefaultFileSize        = 1 << 30
+	DefaultKillGrace       = time.Second
+)
+
+// DefaultPolicy returns the recommended policy for workspace: the shell
+// enabled, no isolation, the default environment, timeouts, output cap and
+// limits.
+func DefaultPolicy(workspace string) Policy {
+	return Policy{Workspace: workspace, Shell: true, Isolation: IsolationNone}.withDefaults()
+}
+
+// withDefaults returns p with every zero field set to its default.
+func (p Policy) withDefaults() Policy {
+	if p.Isolation == "" {
+		p.Isolation = IsolationNone
+	}
+	if p.Env == nil {
+		p.Env = DefaultEnv
+	}
+	if p.Hide == nil {
+		p.Hide = DefaultHide
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = DefaultTimeout
+	}
+	if p.MaxTimeout <= 0 {
+		p.MaxTimeout = DefaultMaxTimeout
+	}
+	if p.BackgroundAfter == 0 {
+		p.BackgroundAfter = DefaultBackgroundAfter
+	}
+	if p.OutputBytes <= 0 {
+		p.OutputBytes = DefaultOutputBytes
+	}
+	if p.KillGrace <= 0 {
+		p.KillGrace = DefaultKillGrace
+	}
+	def := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&p.Limits.CPUSeconds, DefaultCPUSeconds)
+	def(&p.Limits.AddressSpace, DefaultAddressSpace)
+	def(&p.Limits.Processes, DefaultProcesses)
+	def(&p.Limits.FileSize, DefaultFileSize)
+	return p
+}
+
+// Errors a Runner returns. Each is wrapped with the particulars; test with
+// errors.Is.
+var (
+	// ErrDisabled: the policy does not allow commands.
+	ErrDisabled = errors.New("the shell is disabled by policy")
+	// ErrOutside: the working directory is not inside the workspace.
+	ErrOutside = errors.New("the directory is outside the workspace")
+	// ErrTimeoutTooLong: the call asked for more time than MaxTimeout.
+	ErrTimeoutTooLong = errors.New("the timeout is over the policy maximum")
+	// ErrUnavailable: the policy asks for isolation this machine cannot
+	// provide. Nothing was run.
+	ErrUnavailable = errors.New("the isolation the policy asks for is unavailable")
+	// ErrInvalid: the policy itself is malformed.
+	ErrInvalid = errors.New("invalid sandbox policy")
+)
+
+// validate checks p, which has its defaults set.
+func (p Policy) validate() error {
+	switch p.Isolation {
+	case IsolationNone, IsolationBwrap:
+	default:
+		return fmt.Errorf("%w: isolation %q: want none or bwrap", ErrInvalid, p.Isolation)
+	}
+	switch p.Network {
+	case NetworkDefault, NetworkOn:
+	case NetworkOff:
+		if p.Isolation == IsolationNone {
+			return fmt.Errorf("%w: network off needs isolation bwrap; with isolation none nothing would enforce it", ErrUnavailable)
+		}
+	default:
+		return fmt.Errorf("%w: network %q: want on or off", ErrInvalid, p.Network)
+	}
+	if p.MaxTimeout < p.Timeout {
+		return fmt.Errorf("%w: timeout %v is over max_timeout %v", ErrInvalid, p.Timeout, p.MaxTimeout)
+	}
+	if !p.Shell {
+		return nil
+	}
+	if p.Workspace == "" || !filepath.IsAbs(p.Workspace) {
+		return fmt.Errorf("%w: the workspace must be an absolute path, not %q", ErrInvalid, p.Workspace)
+	}
+	for _, w := range p.Writable {
+		if !filepath.IsAbs(w) {
+			return fmt.Errorf("%w: writable path %q is not absolute", ErrInvalid, w)
+		}
+	}
+	for _, h := range p.Hide {
+		if !filepath.IsAbs(h) && !strings.HasPrefix(h, "~/") {
+			return fmt.Errorf("%w: hidden path %q is neither absolute nor under ~/", ErrInvalid, h)
+		}
+	}
+	return nil
+}
+
+// networkOff reports whether commands get no network.
+func (p Policy) networkOff() bool {
+	return p.Network == NetworkOff || (p.Network == NetworkDefault && p.Isolation == IsolationBwrap)
+}
+
+// environ builds a command's environment: the allowlisted variables of
+// base (in "KEY=value" form), then extra, which wins over base.
+func (p Policy) environ(base []string, extra map[string]string) []string {
+	var env []string
+	for _, kv := range base {
+		k, _, ok := strings.Cut(kv, "=")
+		if _, override := extra[k]; !ok || override {
+			continue
+		}
+		if allowed(p.Env, k) {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func allowed(list []string, name string) bool {
+	for _, a := range list {
+		if prefix, ok := strings.CutSuffix(a, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// inside reports whether dir, absolute and with symlinks resolved, lies in
+// the workspace (also resolved).
+func (p Policy) inside(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(p.Workspace, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %w", dir, err)
+	}
+	ws, err := filepath.EvalSymlinks(p.Workspace)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", p.Workspace, err)
+	}
+	if real != ws && !strings.HasPrefix(real, ws+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: %s (workspace %s)", ErrOutside, dir, p.Workspace)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working directory %s: not a directory", dir)
+	}
+	return real, nil
+}
+
+// Loosens returns the settings in which q allows more than p: the shell
+// enabled, weaker isolation, the network on, more variables, more writable
+// or fewer hidden paths, a longer max_timeout or a higher limit. It is empty when q is as
+// strict as p or stricter. Praxis uses it to let a workspace's own config
+// file tighten the policy but never loosen it.
+func (p Policy) Loosens(q Policy) []string {
+	p, q = p.withDefaults(), q.withDefaults()
+	var out []string
+	if q.Shell && !p.Shell {
+		out = append(out, "shell")
+	}
+	if p.Isolation == IsolationBwrap && q.Isolation != IsolationBwrap {
+		out = append(out, "isolation")
+	}
+	if p.networkOff() && !q.networkOff() {
+		out = append(out, "network")
+	}
+	for _, e := range q.Env {
+		if !slices.Contains(p.Env, e) {
+			out = append(out, "env")
+			break
+		}
+	}
+	for _, w := range q.Writable {
+		if !slices.Contains(p.Writable, w) {
+			out = append(out, "writable")
+			break
+		}
+	}
+	for _, h := range p.Hide {
+		if !slices.Contains(q.Hide, h) {
+			out = append(out, "hide")
+			break
+		}
+	}
+	if q.MaxTimeout > p.MaxTimeout {
+		out = append(out, "max_timeout")
+	}
+	higher := func(name string, a, b int64) {
+		if a >= 0 && (b < 0 || b > a) {
+			out = append(out, "limits."+name)
+		}
+	}
+	higher("cpu_seconds", p.Limits.CPUSeconds, q.Limits.CPUSeconds)
+	higher("address_space", p.Limits.AddressSpace, q.Limits.AddressSpace)
+	higher("processes", p.Limits.Processes, q.Limits.Processes)
+	higher("file_size", p.Limits.FileSize, q.Limits.FileSize)
+	return out
+}

@@ -1,0 +1,191 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// Runner runs commands under one Policy. It is safe for concurrent use.
+type Runner struct {
+	policy Policy
+	bash   string // the bash that runs the limits and, without isolation, the command
+	bwrap  string // the bwrap program, under IsolationBwrap
+}
+
+// New returns a Runner for p, with p's zero fields set to their defaults.
+// It fails with ErrInvalid for a malformed policy and with ErrUnavailable,
+// naming what is missing, when p asks for isolation this machine cannot
+// provide: it never falls back to running unisolated. With the shell
+// disabled, New succeeds and every Start fails with ErrDisabled.
+func New(p Policy) (*Runner, error) {
+	p = p.withDefaults()
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	r := &Runner{policy: p}
+	if !p.Shell {
+		return r, nil
+	}
+	if err := checkPlatform(p); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.bash, err = exec.LookPath("bash"); err != nil {
+		return nil, fmt.Errorf("%w: the shell needs bash, which is not on PATH", ErrUnavailable)
+	}
+	if p.Isolation == IsolationBwrap {
+		if err := r.probeBwrap(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Policy returns the runner's policy, defaults filled in.
+func (r *Runner) Policy() Policy { return r.policy }
+
+// Command is one command to run.
+type Command struct {
+	// Script is run by bash -c.
+	Script string
+	// Dir is the working directory: absolute, or relative to the
+	// workspace. It must resolve inside the workspace. Default: the
+	// workspace.
+	Dir string
+	// Stdin is the command's standard input. Nil means /dev/null.
+	Stdin io.Reader
+	// Env holds variables set for this command, over the allowlisted ones.
+	Env map[string]string
+	// Timeout bounds the command's run time. Zero means the policy's
+	// Timeout; more than its MaxTimeout is ErrTimeoutTooLong.
+	Timeout time.Duration
+}
+
+// Result is how a command ended.
+type Result struct {
+	// ExitCode is the shell's exit status, or -1 when a signal ended it.
+	ExitCode int
+	// Signal names the signal that ended the shell ("killed", "terminated"),
+	// if one did.
+	Signal string
+	// TimedOut is set when the command ran out of time and was killed.
+	TimedOut bool
+	// Killed is set when Kill was called or the context was cancelled.
+	Killed bool
+	// Limit names the resource limit that stopped the command, when one
+	// evidently did: "processes", "cpu" or "file size".
+	Limit string
+	// Leftovers is the number of processes still in the command's group
+	// when its shell exited; they were killed.
+	Leftovers int
+	// Duration is how long the command ran.
+	Duration time.Duration
+	Stdout   Output
+	Stderr   Output
+}
+
+// Process is a started command. Its output can be read while it runs.
+type Process struct {
+	r       *Runner
+	cmd     *exec.Cmd
+	pid     int
+	start   time.Time
+	timeout time.Duration
+	cap     *capture
+	readers sync.WaitGroup
+	pipes   [2]*os.File // read ends
+
+	killOnce sync.Once
+	killc    chan struct{}
+
+	done chan struct{}
+	res  Result
+}
+
+// Start starts c. The command runs until it exits, its timeout passes, ctx
+// is cancelled or Kill is called; in every case its whole process group is
+// gone when Done is closed. Start fails with ErrDisabled, ErrOutside,
+// ErrTimeoutTooLong or ErrUnavailable without running anything.
+func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
+	p := r.policy
+	if !p.Shell {
+		return nil, ErrDisabled
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = p.Timeout
+	}
+	if timeout > p.MaxTimeout {
+		return nil, fmt.Errorf("%w: %v asked, %v allowed", ErrTimeoutTooLong, timeout, p.MaxTimeout)
+	}
+	dir, err := p.inside(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return r.start(ctx, c, dir, timeout)
+}
+
+// Run runs c to its end and returns its result.
+func (r *Runner) Run(ctx context.Context, c Command) (Result, error) {
+	p, err := r.Start(ctx, c)
+	if err != nil {
+		return Result{}, err
+	}
+	<-p.Done()
+	return p.Result(), nil
+}
+
+// PID returns the process id of the command's shell, which is also its
+// process group id.
+func (p *Process) PID() int { return p.pid }
+
+// Started returns when the command started.
+func (p *Process) Started() time.Time { return p.start }
+
+// Timeout returns the command's time limit.
+func (p *Process) Timeout() time.Duration { return p.timeout }
+
+// Done is closed when the command and its whole process group have ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Result returns how the command ended. It is valid once Done is closed.
+func (p *Process) Result() Result {
+	<-p.done
+	return p.res
+}
+
+// Kill ends the command: SIGTERM to its process group, then SIGKILL after
+// the policy's grace. It returns at once; Done is closed when all is gone.
+func (p *Process) Kill() {
+	p.killOnce.Do(func() { close(p.killc) })
+}
+
+// Output returns what the command wrote at merged positions from since on
+// (0 for everything kept), and the position to pass next time.
+func (p *Process) Output(since int64) (stdout, stderr Output, next int64) {
+	out, next := p.cap.since(since)
+	return out[0], out[1], next
+}
+
+// Written returns the number of bytes the command has written to both
+// streams so far.
+func (p *Process) Written() int64 { return p.cap.position() }
+
+func (p *Process) drain(i int, f *os.File) {
+	defer p.readers.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			p.cap.write(i, buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
