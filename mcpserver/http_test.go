@@ -618,3 +618,42 @@ func TestHTTPGetStream(t *testing.T) {
 	}
 	t.Fatal("no list_changed notification on the GET stream")
 }
+
+// TestHTTPPreflight: a browser client on a loopback origin gets its CORS
+// preflight answered, a foreign origin does not.
+func TestHTTPPreflight(t *testing.T) {
+	s, _ := newTestServer(t, Options{}, nil)
+	h := startHTTP(t, s, HTTPOptions{Token: "t"})
+	for _, tc := range []struct {
+		origin string
+		status int
+	}{
+		{"http://localhost:6274", 204},
+		{"http://evil.example.com", 403},
+	} {
+		req, _ := http.NewRequest(http.MethodOptions, h.url, nil)
+		req.Header.Set("Origin", tc.origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("preflight from %s: %d, want %d", tc.origin, resp.StatusCode, tc.status)
+		}
+		if tc.status == 204 {
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.origin {
+				t.Errorf("Access-Control-Allow-Origin %q", got)
+			}
+			for _, hdr := range []string{"Authorization", "Mcp-Session-Id", "MCP-Protocol-Version"} {
+				if !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), hdr) {
+					t.Errorf("preflight does not allow %s", hdr)
+				}
+			}
+			if !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") {
+				t.Error("Mcp-Session-Id not exposed")
+			}
+		}
+	}
+}

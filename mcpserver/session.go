@@ -50,10 +50,9 @@ type conn struct {
 	initialized atomic.Bool
 	level       atomic.Value // mcp.LoggingLevel
 
-	infoMu  sync.RWMutex
-	info    mcp.Implementation
-	caps    mcp.ClientCapabilities
-	version string
+	infoMu sync.RWMutex
+	info   mcp.Implementation
+	caps   mcp.ClientCapabilities
 
 	nextID    atomic.Int64
 	pendingMu sync.Mutex
@@ -135,19 +134,6 @@ func (c *conn) SetClientCapabilities(caps mcp.ClientCapabilities) {
 	c.infoMu.Lock()
 	c.caps = caps
 	c.infoMu.Unlock()
-}
-
-// SetProtocolVersion records the version initialize negotiated.
-func (c *conn) SetProtocolVersion(v string) {
-	c.infoMu.Lock()
-	c.version = v
-	c.infoMu.Unlock()
-}
-
-func (c *conn) protocolVersion() string {
-	c.infoMu.RLock()
-	defer c.infoMu.RUnlock()
-	return c.version
 }
 
 func (c *conn) clientHasRoots() bool { return c.GetClientCapabilities().Roots != nil }

@@ -245,3 +245,33 @@ func TestSumEqualsBLAKE3(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderParallelEqualsSerial renders a range large enough to be split
+// among goroutines and compares it with rendering line by line.
+func TestRenderParallelEqualsSerial(t *testing.T) {
+	var b strings.Builder
+	for i := range 3 * parallelLines {
+		switch i % 5 {
+		case 0:
+			b.WriteString("\n")
+		case 1:
+			b.WriteString(strings.Repeat("é", 40+i%30) + "\n") // clipped at clip=50
+		default:
+			fmt.Fprintf(&b, "line %d\tof text\r\n", i)
+		}
+	}
+	d := Parse([]byte(b.String()))
+	for _, tc := range []struct{ from, to, clip int }{
+		{1, d.Lines(), 0}, {1, d.Lines(), 50}, {7, d.Lines() - 3, 50}, {100, 100 + parallelLines, 0},
+	} {
+		var serial []byte
+		for n := tc.from; n <= tc.to; n++ {
+			serial = AppendLine(serial, n, d.Line(n), tc.clip)
+		}
+		prefix := []byte("header\n")
+		got := d.AppendRender(append([]byte(nil), prefix...), tc.from, tc.to, tc.clip)
+		if !bytes.Equal(got, append(prefix, serial...)) {
+			t.Fatalf("%+v: parallel rendering differs from serial (%d vs %d bytes)", tc, len(got), len(prefix)+len(serial))
+		}
+	}
+}
