@@ -80,6 +80,8 @@ type engineFlags struct {
 	policy    *sandbox.Policy
 	protected []string
 	memoryDir string
+	// maxChangedLines bounds one edit_file call (0: no bound).
+	maxChangedLines int
 }
 
 func addEngineFlags(fs *flag.FlagSet) *engineFlags {
@@ -91,6 +93,7 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	})
 	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: none or bwrap (default: the config files', else none)")
 	fs.Var(configFlag{ef}, "config", "a config `file` read after the user's and the workspace's (.praxis/config.yaml)")
+	fs.IntVar(&ef.maxChangedLines, "max-changed-lines", 0, "refuse an edit_file call that adds and removes more than `N` lines in all (E_BUDGET_EXCEEDED; default no limit)")
 	fs.StringVar(&ef.memoryDir, "memory-dir", "", "the `directory` of the memory notes (default .praxis/memory in the workspace)")
 	return ef
 }
@@ -102,7 +105,7 @@ func (ef *engineFlags) options(log *slog.Logger) praxis.Options {
 		skillsDirs = filepath.SplitList(os.Getenv("PRAXIS_SKILLS_DIR"))
 	}
 	return praxis.Options{Workspace: ef.workspace, Logger: log, SkillsDirs: skillsDirs,
-		Sandbox: ef.policy, Protected: ef.protected, MemoryDir: ef.memoryDir}
+		Sandbox: ef.policy, Protected: ef.protected, MemoryDir: ef.memoryDir, MaxChangedLines: ef.maxChangedLines}
 }
 
 // open builds the engine the flags describe. On failure it reports the

@@ -77,6 +77,7 @@ func TestCallExitStatuses(t *testing.T) {
 		{"help", "", []string{"call", "--help"}, 0, "Usage: praxis call", ""},
 		{"workspace flag", "", []string{"call", "--workspace", dir, "read_file", `{"path":"a.txt"}`}, 0, "|hello\n", ""},
 		{"missing workspace", "", []string{"call", "--workspace", filepath.Join(dir, "nope"), "read_file", `{"path":"a.txt"}`}, 2, "", "workspace"},
+		{"edit budget", "", []string{"call", "--max-changed-lines", "1", "edit_file", `{"path":"a.txt","ops":[{"op":"append","new_text":"x\ny"}]}`}, 1, "", "E_BUDGET_EXCEEDED: the edit changes 2 lines"},
 		{"unknown command", "", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"top help", "", []string{"--help"}, 0, "Commands:", ""},
 		{"version", "", []string{"version"}, 0, "praxis ", ""},
