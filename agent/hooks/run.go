@@ -49,11 +49,11 @@ type Output struct {
 	Continue   *bool  `json:"continue,omitempty"`
 	StopReason string `json:"stopReason,omitempty"`
 	// Decision "block" blocks with Reason; "approve" allows a tool call.
-	Decision          string          `json:"decision,omitempty"`
-	Reason            string          `json:"reason,omitempty"`
-	SystemMessage     string          `json:"systemMessage,omitempty"`
-	HookSpecific      *SpecificOutput `json:"hookSpecificOutput,omitempty"`
-	SpecificOutput                    // the same fields, accepted at the top level too
+	Decision       string          `json:"decision,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+	SystemMessage  string          `json:"systemMessage,omitempty"`
+	HookSpecific   *SpecificOutput `json:"hookSpecificOutput,omitempty"`
+	SpecificOutput                 // the same fields, accepted at the top level too
 }
 
 // SpecificOutput are the event-specific fields of Output.
