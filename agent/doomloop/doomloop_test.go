@@ -167,10 +167,10 @@ func TestMessages(t *testing.T) {
 func TestCanonical(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"b":1,"a":[1,2,{"d":1,"c":2}]}`: `{"a":[1,2,{"c":2,"d":1}],"b":1}`,
-		`{"n":1.50}`:                       `{"n":1.50}`,
-		``:                                 `{}`,
-		`not json`:                         `not json`,
-		`{"big":12345678901234567890}`:     `{"big":12345678901234567890}`,
+		`{"n":1.50}`:                      `{"n":1.50}`,
+		``:                                `{}`,
+		`not json`:                        `not json`,
+		`{"big":12345678901234567890}`:    `{"big":12345678901234567890}`,
 	} {
 		if got := Canonical(json.RawMessage(in)); got != want {
 			t.Errorf("Canonical(%s) = %s, want %s", in, got, want)
