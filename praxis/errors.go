@@ -34,6 +34,7 @@ const (
 	EUnavailable    Code = "E_UNAVAILABLE"     // a backing service or server is not available
 	EIO             Code = "E_IO"              // an operating-system error while reading or writing
 	EInternal       Code = "E_INTERNAL"        // a bug in Praxis: the call failed unexpectedly
+	EExternal       Code = "E_EXTERNAL"        // an external (MCP server's) tool reported a failure
 )
 
 // Error is a tool failure. Handlers return it (or wrap it) to make a call

@@ -34,7 +34,9 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"agent", "run an agent on a task with the engine's tools and external MCP servers", runAgent},
 		{"call", "run one tool and print its result", runCall},
+		{"mcp", "list external MCP servers and their tools (mcp list)", runMCP},
 		{"tools", "list the engine's tools", runTools},
 		{"version", "print the version", runVersion},
 	}

@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how often and how long to wait before trying a model
+// call again after a rate limit, an overload, a server error or a network
+// failure.
+type RetryPolicy struct {
+	// MaxAttempts is the number of tries in all, the first included.
+	// Default 5.
+	MaxAttempts int
+	// BaseDelay is the wait before the second try; each further wait
+	// doubles, up to MaxDelay. Defaults 1s and 30s. The wait is drawn at
+	// random between half and all of that (jitter), so that many clients do
+	// not retry in step.
+	BaseDelay, MaxDelay time.Duration
+	// MaxRetryAfter caps a wait the API asks for with Retry-After; a longer
+	// request ends the retries. Default 2 minutes.
+	MaxRetryAfter time.Duration
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 5
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = time.Second
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	if p.MaxRetryAfter <= 0 {
+		p.MaxRetryAfter = 2 * time.Minute
+	}
+	return p
+}
+
+// delay is the wait before try number attempt+1 (attempt counts from 1),
+// honouring the API's Retry-After when it gave one. ok is false when the API
+// asks for a wait longer than MaxRetryAfter.
+func (p RetryPolicy) delay(attempt int, retryAfter time.Duration) (d time.Duration, ok bool) {
+	if retryAfter > 0 {
+		return retryAfter, retryAfter <= p.MaxRetryAfter
+	}
+	d = p.BaseDelay
+	for i := 1; i < attempt && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	return d/2 + rand.N(d/2+1), true
+}
+
+// RetryInfo describes a retry about to happen.
+type RetryInfo struct {
+	// Attempt is the try that failed, from 1.
+	Attempt int
+	Err     *APIError
+	Wait    time.Duration
+}
+
+// WithRetry returns a Provider that retries p's failed calls by policy.
+// Only retryable failures are retried, and only when no text of the failed
+// try was streamed yet (a retry would repeat it). onRetry, if not nil, is
+// told about each retry before its wait.
+func WithRetry(p Provider, policy RetryPolicy, onRetry func(RetryInfo)) Provider {
+	return &retrying{p: p, policy: policy.withDefaults(), onRetry: onRetry}
+}
+
+type retrying struct {
+	p       Provider
+	policy  RetryPolicy
+	onRetry func(RetryInfo)
+}
+
+func (r *retrying) Name() string { return r.p.Name() }
+
+func (r *retrying) Complete(ctx context.Context, req *Request, onText StreamFunc) (*Response, error) {
+	for attempt := 1; ; attempt++ {
+		streamed := false
+		resp, err := r.p.Complete(ctx, req, func(s string) {
+			streamed = true
+			if onText != nil {
+				onText(s)
+			}
+		})
+		if err == nil || streamed || attempt >= r.policy.MaxAttempts || ctx.Err() != nil {
+			return resp, err
+		}
+		ae, ok := err.(*APIError)
+		if !ok || !ae.Retryable() {
+			return resp, err
+		}
+		wait, ok := r.policy.delay(attempt, ae.RetryAfter)
+		if !ok {
+			return resp, err
+		}
+		if r.onRetry != nil {
+			r.onRetry(RetryInfo{Attempt: attempt, Err: ae, Wait: wait})
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

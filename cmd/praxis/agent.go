@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/mcpclient"
+	"github.com/praxis-tools/praxis/praxis"
+)
+
+// Exit statuses of "praxis agent" beyond the shared ones.
+const (
+	exitMaxSteps  = 3   // the run hit --max-steps
+	exitTimeout   = 4   // the run hit --timeout
+	exitCancelled = 130 // the run was interrupted (Ctrl-C), as shells report SIGINT
+)
+
+// agentExit maps a stop reason to the exit status.
+func agentExit(stop agent.StopReason) int {
+	switch stop {
+	case agent.StopCompleted:
+		return exitOK
+	case agent.StopMaxSteps:
+		return exitMaxSteps
+	case agent.StopTimeout:
+		return exitTimeout
+	case agent.StopCancelled:
+		return exitCancelled
+	default:
+		return exitToolError
+	}
+}
+
+func runAgent(ctx context.Context, args []string, io stdio) int {
+	return runAgentEnv(ctx, args, io, os.Getenv)
+}
+
+func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(string) string) int {
+	fs := newFlagSet("agent", "[flags] TASK",
+		"Runs an agent on TASK (\"-\" reads it from standard input): a model that works in the\n"+
+			"workspace through Praxis's tools and the tools of external MCP servers, until it answers\n"+
+			"without calling a tool or a limit stops it.\n\n"+
+			"The provider is --provider, or else follows from the environment: ANTHROPIC_API_KEY\n"+
+			"(anthropic), OPENAI_API_KEY or OPENAI_BASE_URL (openai, or any OpenAI-compatible server).\n\n"+
+			"Exit status: 0 when the model finished, 1 on errors, 2 on usage errors, 3 when\n"+
+			"--max-steps stopped the run, 4 when --timeout did, 130 when it was interrupted.", io)
+	ef := addEngineFlags(fs)
+	var (
+		providerName = fs.String("provider", "", "the model `provider`: anthropic, openai or scripted (default: from the environment)")
+		model        = fs.String("model", "", "the `model` to use (default: claude-sonnet-4-5 or gpt-4.1)")
+		baseURL      = fs.String("base-url", "", "the API's base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's)")
+		script       = fs.String("script", "", "the script `file` the scripted provider replays")
+		mcpConfig    = fs.String("mcp-config", "", "a `file` of external MCP servers (mcpServers or VS Code servers format)")
+		toolsFlag    = fs.String("tools", "", "only these `tools`: comma-separated names or globs (e.g. read_file,mcp__github__*)")
+		maxSteps     = fs.Int("max-steps", agent.DefaultMaxSteps, "stop after this many model replies")
+		timeout      = fs.Duration("timeout", 0, "stop the run after this `duration` (e.g. 10m; default none)")
+		maxTokens    = fs.Int("max-output-tokens", 0, "bound each reply to this many output tokens (default: the provider's)")
+		systemFile   = fs.String("system", "", "replace the system prompt with this `file`")
+		systemAppend = fs.String("system-append", "", "append this `file` to the system prompt")
+		asJSON       = fs.Bool("json", false, "print events as JSON Lines on standard output instead of a transcript")
+	)
+	if code, ok := parseFlags(fs, args, io); !ok {
+		return code
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
+		return code
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	task, err := agentTask(fs.Args(), io.in)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if *maxSteps <= 0 {
+		return fail(exitUsage, "--max-steps must be positive")
+	}
+	prov, modelName, err := agent.NewProvider(agent.ProviderOptions{
+		Name: *providerName, Model: *model, BaseURL: *baseURL, Script: *script, Getenv: getenv,
+	})
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if prov.Name() != "scripted" {
+		prov = agent.WithRetry(prov, agent.RetryPolicy{}, nil)
+	}
+
+	log := newLogger(io)
+	eng, err := praxis.New(ef.options(log))
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	defer eng.Close()
+	tools := eng.Catalog().Tools()
+	if *mcpConfig != "" {
+		cfg, err := mcpclient.LoadConfig(*mcpConfig, nil)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		m := mcpclient.Connect(ctx, cfg, mcpclient.Options{Logger: log})
+		defer m.Close()
+		tools = append(tools, m.Tools()...)
+	}
+	tools, err = selectTools(tools, *toolsFlag)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	cat, err := praxis.NewCatalog(tools...)
+	if err != nil {
+		return fail(exitToolError, "%v", err)
+	}
+
+	system, err := agentSystemPrompt(ctx, eng, cat, *systemFile, *systemAppend)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	var sink func(agent.Event)
+	if *asJSON {
+		sink = agent.JSONLines(io.out)
+	} else {
+		sink = agent.NewTranscript(io.out).Handle
+	}
+	a, err := agent.New(agent.Config{
+		Provider: prov, Model: modelName, Tools: cat, System: system,
+		MaxSteps: *maxSteps, Timeout: *timeout, MaxTokens: *maxTokens,
+		OnEvent: sink, Logger: log,
+	})
+	if err != nil {
+		return fail(exitToolError, "%v", err)
+	}
+	out := a.Run(ctx, task)
+	if out.Err != nil {
+		log.Log(ctx, levelFor(out.StopReason), "agent run ended", "run", out.RunID, "stop_reason", out.StopReason, "err", out.Err)
+	}
+	return agentExit(out.StopReason)
+}
+
+func levelFor(stop agent.StopReason) slog.Level {
+	if stop == agent.StopError {
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// agentTask joins the task arguments, or reads standard input for "-".
+func agentTask(args []string, in io.Reader) (string, error) {
+	task := strings.Join(args, " ")
+	if task == "-" {
+		b, err := io.ReadAll(in)
+		if err != nil {
+			return "", fmt.Errorf("reading the task from standard input: %w", err)
+		}
+		task = string(b)
+	}
+	if strings.TrimSpace(task) == "" {
+		return "", errors.New("the task is empty")
+	}
+	return task, nil
+}
+
+// selectTools keeps the tools whose names match one of the comma-separated
+// names or globs of spec; an empty spec keeps all. A pattern that matches no
+// tool is an error, as it is most likely a typo.
+func selectTools(tools []praxis.Tool, spec string) ([]praxis.Tool, error) {
+	if strings.TrimSpace(spec) == "" {
+		return tools, nil
+	}
+	var pats []string
+	for p := range strings.SplitSeq(spec, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if _, err := path.Match(p, ""); err != nil {
+				return nil, fmt.Errorf("--tools: bad pattern %q: %v", p, err)
+			}
+			pats = append(pats, p)
+		}
+	}
+	used := make(map[string]bool)
+	var out []praxis.Tool
+	for _, t := range tools {
+		keep := false
+		for _, p := range pats {
+			if ok, _ := path.Match(p, t.Name); ok {
+				keep, used[p] = true, true
+			}
+		}
+		if keep {
+			out = append(out, t)
+		}
+	}
+	for _, p := range pats {
+		if !used[p] {
+			var names []string
+			for _, t := range tools {
+				names = append(names, t.Name)
+			}
+			return nil, fmt.Errorf("--tools: %q matches no tool; the tools are: %s", p, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// agentSystemPrompt builds the system prompt: the default one, or the
+// replacement file, then the appended file.
+func agentSystemPrompt(ctx context.Context, eng *praxis.Engine, cat *praxis.Catalog, replace, appendFile string) (string, error) {
+	var system string
+	if replace != "" {
+		b, err := os.ReadFile(replace)
+		if err != nil {
+			return "", fmt.Errorf("--system: %w", err)
+		}
+		system = string(b)
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		system = agent.SystemPrompt(agent.GatherPromptInfo(pctx, eng.Workspace().Dir(), cat))
+	}
+	if appendFile != "" {
+		b, err := os.ReadFile(appendFile)
+		if err != nil {
+			return "", fmt.Errorf("--system-append: %w", err)
+		}
+		system = strings.TrimRight(system, "\n") + "\n\n" + string(b)
+	}
+	return system, nil
+}

@@ -1,0 +1,78 @@
+package mcpclient
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/praxis-tools/praxis/internal/npmservers"
+	"github.com/praxis-tools/praxis/praxis"
+)
+
+// TestNPMServers runs the official reference servers from npm, which
+// Praxis did not write, over stdio.
+func TestNPMServers(t *testing.T) {
+	memBin := npmservers.Bin(t, npmservers.Memory)
+	evBin := npmservers.Bin(t, npmservers.Everything)
+	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
+	m, logs := connect(t, map[string]any{
+		"memory":     map[string]any{"command": memBin, "env": map[string]any{"MEMORY_FILE_PATH": memFile}},
+		"everything": map[string]any{"command": evBin, "args": []string{"stdio"}, "tools_allow": []string{"echo", "get-*"}},
+	})
+	for _, st := range m.Servers() {
+		if st.State != StateConnected {
+			t.Fatalf("%s: %+v\nlog:\n%s", st.Name, st, logs)
+		}
+	}
+
+	res := call(t, m, "mcp__memory__create_entities",
+		`{"entities": [{"name": "praxis", "entityType": "project", "observations": ["written in Go"]}]}`)
+	if res.IsError {
+		t.Fatalf("create_entities: %+v", res)
+	}
+	res = call(t, m, "mcp__memory__read_graph", `{}`)
+	if res.IsError || !strings.Contains(res.Text, "written in Go") {
+		t.Errorf("read_graph = %+v", res)
+	}
+	if b, err := os.ReadFile(memFile); err != nil || !strings.Contains(string(b), "written in Go") {
+		t.Errorf("memory file: %q, %v", b, err)
+	}
+
+	if res := call(t, m, "mcp__everything__echo", `{"message": "from Go"}`); res.IsError || !strings.Contains(res.Text, "from Go") {
+		t.Errorf("echo = %+v", res)
+	}
+	if res := call(t, m, "mcp__everything__get-sum", `{"a": 2, "b": 40}`); res.IsError || !strings.Contains(res.Text, "42") {
+		t.Errorf("get-sum = %+v", res)
+	}
+	if res := call(t, m, "mcp__everything__get-tiny-image", `{}`); res.IsError || !strings.Contains(res.Text, "[image: image/png") {
+		t.Errorf("get-tiny-image = %+v", res)
+	}
+	// The filter kept only echo and get-*; the schema came through.
+	var n int
+	for _, tl := range m.Tools() {
+		if strings.HasPrefix(tl.Name, "mcp__everything__") {
+			n++
+			if !strings.HasPrefix(tl.Name, "mcp__everything__echo") && !strings.HasPrefix(tl.Name, "mcp__everything__get-") {
+				t.Errorf("tool %s passed the filter", tl.Name)
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d everything tools", n)
+	}
+	sum := toolByName(t, m, "mcp__everything__get-sum")
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(sum.InputSchema, &schema); err != nil || schema.Properties["a"] == nil {
+		t.Errorf("get-sum schema = %s", sum.InputSchema)
+	}
+	if res := call(t, m, "mcp__everything__get-sum", `{"a": "two"}`); res.Code != praxis.EInvalidArgs {
+		t.Errorf("get-sum with bad arguments = %+v", res)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
