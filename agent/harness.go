@@ -182,9 +182,9 @@ type harnessState struct {
 	pending []pendingText // text to add to the conversation at the step's end
 
 	// compaction
-	compacted int // model replies folded into summaries
-	preamble  string
-	pinned    []string
+	compacted   int // model replies folded into summaries
+	preamble    string
+	pinned      []string
 	base        int // tokens of messages[:baseLen], from the provider's usage
 	baseLen     int
 	usageBefore Usage // the run's usage before the step's model call
