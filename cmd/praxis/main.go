@@ -37,6 +37,7 @@ func commands() []command {
 		{"agent", "run an agent on a task with the engine's tools and external MCP servers", runAgent},
 		{"call", "run one tool and print its result", runCall},
 		{"mcp", "list external MCP servers and their tools (mcp list)", runMCP},
+		{"sessions", "list, show and replay agent sessions (sessions list|show|replay)", runSessions},
 		{"tools", "list the engine's tools", runTools},
 		{"version", "print the version", runVersion},
 	}
