@@ -185,19 +185,12 @@ func stopReasonFor(ctx context.Context, err error) StopReason {
 // step is one model reply and the tool calls it makes. more reports whether
 // the model called tools, so that another step follows.
 func (r *run) step(ctx context.Context, step int) (more bool, err error) {
-	provider := r.cfg.Provider
-	if rp, ok := provider.(*retrying); ok {
-		// Report retries as events of this step.
-		provider = &retrying{p: rp.p, policy: rp.policy, onRetry: func(ri RetryInfo) {
-			if rp.onRetry != nil {
-				rp.onRetry(ri)
-			}
-			r.ev.emit(Event{Type: EventRetry, Step: step, Attempt: ri.Attempt, Error: ri.Err.Error(), WaitMS: ri.Wait.Milliseconds()})
-		}}
-	}
+	ctx = withRetryObserver(ctx, func(ri RetryInfo) {
+		r.ev.emit(Event{Type: EventRetry, Step: step, Attempt: ri.Attempt, Error: ri.Err.Error(), WaitMS: ri.Wait.Milliseconds()})
+	})
 	req := &Request{Model: r.cfg.Model, System: r.cfg.System, Messages: r.messages, Tools: r.tools, MaxTokens: r.cfg.MaxTokens}
 	r.beforeModel(ctx, step, req)
-	resp, err := provider.Complete(ctx, req, func(s string) {
+	resp, err := r.cfg.Provider.Complete(ctx, req, func(s string) {
 		r.ev.emit(Event{Type: EventTextDelta, Step: step, Text: s})
 	})
 	if err != nil {

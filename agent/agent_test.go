@@ -263,8 +263,15 @@ func TestScriptedMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(resp.Message.Content[0].Input); got != `{"keep":"{{ not a placeholder","ops":[{"n":3,"tag":"2:89abcdef"}]}` {
+	if got := string(resp.Message.Content[0].Input); got != `{"ops": [{"tag": "2:89abcdef", "n": 3}], "keep": "{{ not a placeholder"}` {
 		t.Errorf("input = %s", got)
+	}
+	// A match with quotes and backslashes stays valid JSON.
+	s.Turns[1].ToolCalls[0].Input = json.RawMessage(`{"v": "{{match name: (.*)}}"}`)
+	req.Messages[2].Content[0].Text = `name: a "b" \c`
+	resp, err = s.Complete(context.Background(), req, nil)
+	if err != nil || string(resp.Message.Content[0].Input) != `{"v": "a \"b\" \\c"}` {
+		t.Errorf("escaped match: %s, %v", resp.Message.Content[0].Input, err)
 	}
 	req.Messages[2].Content[0].Text = "nothing here"
 	if _, err := s.Complete(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), "found nothing") {

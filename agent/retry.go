@@ -62,10 +62,19 @@ type RetryInfo struct {
 	Wait    time.Duration
 }
 
+type retryObserverKey struct{}
+
+// withRetryObserver returns a context whose model calls report their
+// retries to fn, as well as to the onRetry of WithRetry.
+func withRetryObserver(ctx context.Context, fn func(RetryInfo)) context.Context {
+	return context.WithValue(ctx, retryObserverKey{}, fn)
+}
+
 // WithRetry returns a Provider that retries p's failed calls by policy.
 // Only retryable failures are retried, and only when no text of the failed
 // try was streamed yet (a retry would repeat it). onRetry, if not nil, is
-// told about each retry before its wait.
+// told about each retry before its wait; so is the agent loop, which
+// reports retries as events.
 func WithRetry(p Provider, policy RetryPolicy, onRetry func(RetryInfo)) Provider {
 	return &retrying{p: p, policy: policy.withDefaults(), onRetry: onRetry}
 }
@@ -98,8 +107,12 @@ func (r *retrying) Complete(ctx context.Context, req *Request, onText StreamFunc
 		if !ok {
 			return resp, err
 		}
+		ri := RetryInfo{Attempt: attempt, Err: ae, Wait: wait}
 		if r.onRetry != nil {
-			r.onRetry(RetryInfo{Attempt: attempt, Err: ae, Wait: wait})
+			r.onRetry(ri)
+		}
+		if fn, ok := ctx.Value(retryObserverKey{}).(func(RetryInfo)); ok {
+			fn(ri)
 		}
 		t := time.NewTimer(wait)
 		select {

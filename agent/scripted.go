@@ -157,51 +157,43 @@ func lastToolResults(msgs []Message) string {
 
 var matchPlaceholder = regexp.MustCompile(`\{\{match (.+?)\}\}`)
 
-// fillMatches replaces {{match RE}} in every string of the JSON value raw.
+// fillMatches replaces {{match RE}} in the JSON text raw, keeping the rest
+// of it, key order included, as written. A placeholder stands inside a JSON
+// string, so RE is unescaped before use and the match escaped after.
 func fillMatches(raw json.RawMessage, results string) (json.RawMessage, error) {
 	if !strings.Contains(string(raw), "{{match ") {
 		return raw, nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("input: %w", err)
-	}
 	var ferr error
-	var walk func(any) any
-	walk = func(v any) any {
-		switch v := v.(type) {
-		case string:
-			return matchPlaceholder.ReplaceAllStringFunc(v, func(ph string) string {
-				expr := matchPlaceholder.FindStringSubmatch(ph)[1]
-				re, err := regexp.Compile(expr)
-				if err != nil {
-					ferr = fmt.Errorf("{{match %s}}: %w", expr, err)
-					return ""
-				}
-				m := re.FindStringSubmatch(results)
-				if m == nil {
-					ferr = fmt.Errorf("{{match %s}} found nothing in the last tool results", expr)
-					return ""
-				}
-				if len(m) > 1 {
-					return m[1]
-				}
-				return m[0]
-			})
-		case []any:
-			for i := range v {
-				v[i] = walk(v[i])
-			}
-		case map[string]any:
-			for k := range v {
-				v[k] = walk(v[k])
-			}
+	out := matchPlaceholder.ReplaceAllStringFunc(string(raw), func(ph string) string {
+		escaped := matchPlaceholder.FindStringSubmatch(ph)[1]
+		var expr string
+		if err := json.Unmarshal([]byte(`"`+escaped+`"`), &expr); err != nil {
+			ferr = fmt.Errorf("{{match %s}}: %w", escaped, err)
+			return ph
 		}
-		return v
-	}
-	v = walk(v)
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			ferr = fmt.Errorf("{{match %s}}: %w", expr, err)
+			return ph
+		}
+		m := re.FindStringSubmatch(results)
+		if m == nil {
+			ferr = fmt.Errorf("{{match %s}} found nothing in the last tool results", expr)
+			return ph
+		}
+		v := m[0]
+		if len(m) > 1 {
+			v = m[1]
+		}
+		b, _ := json.Marshal(v)
+		return string(b[1 : len(b)-1])
+	})
 	if ferr != nil {
 		return nil, ferr
 	}
-	return json.Marshal(v)
+	if !json.Valid([]byte(out)) {
+		return nil, fmt.Errorf("input with matches filled in is not valid JSON: %s", out)
+	}
+	return json.RawMessage(out), nil
 }

@@ -41,7 +41,7 @@ func (s *syncBuffer) String() string {
 }
 
 // fakeStdio is the configuration of a fake server in the given mode.
-func fakeStdio(t *testing.T, name, mode string, extra map[string]any) map[string]any {
+func fakeStdio(t testing.TB, name, mode string, extra map[string]any) map[string]any {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -62,7 +62,7 @@ func fakeStdio(t *testing.T, name, mode string, extra map[string]any) map[string
 }
 
 // connect writes servers as a config file, loads it and connects.
-func connect(t *testing.T, servers map[string]any) (*Manager, *syncBuffer) {
+func connect(t testing.TB, servers map[string]any) (*Manager, *syncBuffer) {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sort"
 	"sync"
 )
@@ -102,7 +101,8 @@ func (c *Catalog) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			res = ErrorResult(Errorf(EInternal, "tool %s panicked: %v", name, p).WithDetail(string(debug.Stack())))
+			res = ErrorResult(Errorf(EInternal, "tool %s panicked: %v", name, p).
+				WithDetail("This is a bug in Praxis; the server keeps running. Please report it with the call that caused it."))
 			err = nil
 		}
 	}()

@@ -142,7 +142,7 @@ func (h *history) resolve(path, current string, a hashline.Anchor) anchorOrigin 
 		o := anchorOrigin{found: true, from: line}
 		for _, step := range versions[i : len(versions)-1] {
 			var ok bool
-			if line, ok = mapLine(line, step.hunks); !ok {
+			if line, ok = hashline.MapLine(line, step.hunks); !ok {
 				o.changed = true
 				return o
 			}
@@ -172,21 +172,4 @@ func findAnchor(d *hashline.Doc, a hashline.Anchor) int {
 		}
 	}
 	return found
-}
-
-// mapLine follows line through one edit's hunks. ok is false when the
-// edit replaced or removed the line.
-func mapLine(line int, hunks []hashline.Hunk) (int, bool) {
-	delta := 0
-	for _, h := range hunks {
-		switch {
-		case h.OldFrom+h.OldCount <= line:
-			delta += h.NewCount - h.OldCount
-		case h.OldFrom <= line:
-			return 0, false
-		default:
-			return line + delta, true
-		}
-	}
-	return line + delta, true
 }

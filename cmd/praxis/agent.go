@@ -103,9 +103,9 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	}
 
 	log := newLogger(io)
-	eng, err := praxis.New(ef.options(log))
-	if err != nil {
-		return fail(exitUsage, "%v", err)
+	eng := ef.open("agent", io)
+	if eng == nil {
+		return exitUsage
 	}
 	defer eng.Close()
 	tools := eng.Catalog().Tools()

@@ -537,3 +537,49 @@ func TestAgentInterrupted(t *testing.T) {
 		t.Errorf("run_complete %+v", last)
 	}
 }
+
+func TestAgentSystemPromptFlags(t *testing.T) {
+	dir := workspace(t)
+	extra := filepath.Join(t.TempDir(), "extra.md")
+	if err := os.WriteFile(extra, []byte("Always answer in French."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name          string
+		args          []string
+		want, notWant []string
+	}{
+		{"default", nil, []string{"workspace, " + dir, "LINE:TAG"}, []string{"French"}},
+		{"appended", []string{"--system-append", extra}, []string{"LINE:TAG", "\n\nAlways answer in French."}, nil},
+		{"replaced", []string{"--system", extra}, []string{"Always answer in French."}, []string{"LINE:TAG"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeModel{t: t}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				f.mu.Lock()
+				f.requests = append(f.requests, nil) // answer "done" at once
+				f.requests = append(f.requests, nil)
+				f.mu.Unlock()
+				f.anthropicHandler(w, r)
+			}))
+			defer srv.Close()
+			args := append([]string{"--workspace", dir, "--json"}, tt.args...)
+			code, out, errOut := runAgentTest(t, map[string]string{"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": srv.URL}, append(args, "task")...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			system, _ := f.requests[len(f.requests)-1]["system"].(string)
+			for _, w := range tt.want {
+				if !strings.Contains(system, w) {
+					t.Errorf("system prompt lacks %q:\n%s", w, system)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(system, w) {
+					t.Errorf("system prompt has %q:\n%s", w, system)
+				}
+			}
+		})
+	}
+}

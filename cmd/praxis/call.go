@@ -31,9 +31,8 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "praxis call: %v\n", err)
 		return exitUsage
 	}
-	eng, err := praxis.New(ef.options(newLogger(io)))
-	if err != nil {
-		fmt.Fprintf(io.err, "praxis call: %v\n", err)
+	eng := ef.open("call", io)
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()

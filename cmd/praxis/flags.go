@@ -62,6 +62,17 @@ func (ef *engineFlags) options(log *slog.Logger) praxis.Options {
 	return praxis.Options{Workspace: ef.workspace, Logger: log}
 }
 
+// open builds the engine the flags describe. On failure it reports the
+// error as command cmd and returns nil.
+func (ef *engineFlags) open(cmd string, io stdio) *praxis.Engine {
+	eng, err := praxis.New(ef.options(newLogger(io)))
+	if err != nil {
+		fmt.Fprintf(io.err, "praxis %s: %v\n", cmd, err)
+		return nil
+	}
+	return eng
+}
+
 // newLogger returns the logger every command uses: text on stderr.
 func newLogger(io stdio) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelInfo}))

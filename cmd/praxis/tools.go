@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/praxis-tools/praxis/praxis"
 )
 
 func runTools(ctx context.Context, args []string, io stdio) int {
@@ -22,9 +20,8 @@ func runTools(ctx context.Context, args []string, io stdio) int {
 		fs.Usage()
 		return exitUsage
 	}
-	eng, err := praxis.New(ef.options(newLogger(io)))
-	if err != nil {
-		fmt.Fprintf(io.err, "praxis tools: %v\n", err)
+	eng := ef.open("tools", io)
+	if eng == nil {
 		return exitUsage
 	}
 	defer eng.Close()

@@ -184,3 +184,21 @@ func (b *builder) addLine(l string) {
 	b.lastEOL = len(b.dom)
 	b.lastLen = len(l)
 }
+
+// MapLine follows line of the old document through hunks (as Apply returns
+// them) and returns its number in the new one. ok is false when a hunk
+// replaced or removed the line.
+func MapLine(line int, hunks []Hunk) (int, bool) {
+	delta := 0
+	for _, h := range hunks {
+		switch {
+		case h.OldFrom+h.OldCount <= line:
+			delta += h.NewCount - h.OldCount
+		case h.OldFrom <= line:
+			return 0, false
+		default:
+			return line + delta, true
+		}
+	}
+	return line + delta, true
+}

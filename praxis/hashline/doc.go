@@ -95,15 +95,7 @@ func (d *Doc) FinalNewline() bool {
 // Dominant returns the terminator most lines use: CRLF if more lines end in
 // CRLF than in LF, else LF.
 func (d *Doc) Dominant() EOL {
-	crlf, lf := 0, 0
-	for _, s := range d.spans {
-		switch s.next - s.end {
-		case 2:
-			crlf++
-		case 1:
-			lf++
-		}
-	}
+	lf, crlf := d.countEOLs()
 	if crlf > lf {
 		return CRLF
 	}
@@ -113,15 +105,7 @@ func (d *Doc) Dominant() EOL {
 // Style names the line-ending style: "lf", "crlf", "mixed" or "none" (no
 // terminator at all).
 func (d *Doc) Style() string {
-	crlf, lf := 0, 0
-	for _, s := range d.spans {
-		switch s.next - s.end {
-		case 2:
-			crlf++
-		case 1:
-			lf++
-		}
-	}
+	lf, crlf := d.countEOLs()
 	switch {
 	case crlf > 0 && lf > 0:
 		return "mixed"
@@ -131,4 +115,17 @@ func (d *Doc) Style() string {
 		return "lf"
 	}
 	return "none"
+}
+
+// countEOLs counts the lines ending in LF and in CRLF.
+func (d *Doc) countEOLs() (lf, crlf int) {
+	for _, s := range d.spans {
+		switch s.next - s.end {
+		case 2:
+			crlf++
+		case 1:
+			lf++
+		}
+	}
+	return lf, crlf
 }

@@ -77,7 +77,7 @@ func FuzzApply(f *testing.F) {
 		}
 		// Walk unchanged lines through the hunks.
 		for k := 1; k <= d.Lines(); k++ {
-			m, ok := mapThrough(k, hunks)
+			m, ok := MapLine(k, hunks)
 			if !ok {
 				continue
 			}
@@ -98,21 +98,6 @@ func FuzzApply(f *testing.F) {
 			}
 		}
 	})
-}
-
-func mapThrough(line int, hunks []Hunk) (int, bool) {
-	delta := 0
-	for _, h := range hunks {
-		switch {
-		case h.OldFrom+h.OldCount <= line:
-			delta += h.NewCount - h.OldCount
-		case h.OldFrom <= line:
-			return 0, false
-		default:
-			return line + delta, true
-		}
-	}
-	return line + delta, true
 }
 
 func FuzzParseAnchor(f *testing.F) {
