@@ -370,6 +370,9 @@ func (r *run) refuse(ctx context.Context, step int, c Block, res *praxis.Result)
 			hs.queue(MessageHookContext, t)
 		}
 		switch {
+		case o.Halt:
+			*res = praxis.ErrorResult(praxis.Errorf(praxis.ECancelled, "%s was not run: a PreToolUse hook is stopping the run", c.Name))
+			return true
 		case o.Block:
 			*res = praxis.ErrorResult(praxis.Errorf(praxis.EPolicy, "%s was blocked by a PreToolUse hook: %s", c.Name, o.Reason))
 			return true

@@ -406,6 +406,14 @@ func TestHooksInTheLoop(t *testing.T) {
 			t.Fatalf("outcome %+v, messages %+v", out, msgs)
 		}
 	})
+	t.Run("PreToolUse continue false refuses the call and stops the run", func(t *testing.T) {
+		h := hookHarness(t, `{"hooks":{"PreToolUse":[{"hooks":[{"command":"echo '{\"continue\":false,\"stopReason\":\"maintenance\"}'"}]}]}}`)
+		tool, n := okTool("ok")
+		out, events := hrun(t, context.Background(), Config{}, h, []ScriptTurn{turn("", call("ok", `{}`)), turn("never")}, tool)
+		if out.StopReason != StopHook || n.Load() != 0 || ofType(events, EventToolResult)[0].Code != string(praxis.ECancelled) {
+			t.Fatalf("outcome %+v, ran %d", out, n.Load())
+		}
+	})
 	t.Run("continue false stops the run", func(t *testing.T) {
 		h := hookHarness(t, `{"hooks":{"PostToolUse":[{"hooks":[{"command":"echo '{\"continue\":false,\"stopReason\":\"quota reached\"}'"}]}]}}`)
 		tool, _ := okTool("ok")

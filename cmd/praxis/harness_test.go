@@ -411,3 +411,18 @@ func equalStops(a, b []agent.StopReason) bool {
 	}
 	return true
 }
+
+func TestAgentTranscriptShowsHarnessEvents(t *testing.T) {
+	again := sc("list_dir", `{"path":"."}`)
+	script := writeScript(t, []agent.ScriptTurn{st("", again), st("", again), st("", again), st("", sc("read_file", `{"path":"notes.txt"}`)), st("done"), st("done")})
+	code, out, errb := runAgentTest(t, nil, "--provider", "scripted", "--script", script, "--workspace", workspace(t),
+		"--gate", "test -e gate-ok || { touch gate-ok; exit 1; }", "task")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+	for _, want := range []string{"⟳ loop warning: list_dir was called with the same arguments 3 times", "✗ gate test -e gate-ok", "✗ gate failed; the model goes on", "✓ gate test -e gate-ok", "— completed after 6 steps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, out)
+		}
+	}
+}
