@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -48,9 +49,18 @@ var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, St
 // DefaultTimeout bounds a command whose configuration names no timeout.
 const DefaultTimeout = 60 * time.Second
 
+// ignoredEvents are events of the Claude Code convention that Praxis does
+// not fire; a configuration may name them (a shared settings file does),
+// and they are skipped.
+var ignoredEvents = []Event{"Notification", "SubagentStop", "PreCompact", "SessionEnd"}
+
 // Config is a hooks configuration.
 type Config struct {
 	Hooks map[Event][]Group `json:"hooks" yaml:"hooks"`
+
+	// Skipped describes what of the file is not used: events Praxis does
+	// not fire and hooks of types other than "command".
+	Skipped []string `json:"-" yaml:"-"`
 }
 
 // Group is a matcher and the commands it runs.
@@ -90,6 +100,8 @@ func Load(name string) (*Config, error) {
 
 // Parse parses a configuration, YAML if isYAML and JSON otherwise, and
 // checks it: known events, compilable matchers, a command in every hook.
+// Events of the convention that Praxis does not fire, and hooks of other
+// types than "command", are left out and listed in Skipped.
 func Parse(b []byte, isYAML bool) (*Config, error) {
 	var c Config
 	if isYAML {
@@ -98,6 +110,12 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 		}
 	} else if err := json.Unmarshal(b, &c); err != nil {
 		return nil, err
+	}
+	for _, ev := range ignoredEvents {
+		if _, ok := c.Hooks[ev]; ok {
+			c.Skipped = append(c.Skipped, fmt.Sprintf("%s hooks (Praxis does not fire %s)", ev, ev))
+			delete(c.Hooks, ev)
+		}
 	}
 	for ev, groups := range c.Hooks {
 		if !known(ev) {
@@ -112,10 +130,13 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 				}
 				g.re = re
 			}
+			kept := g.Hooks[:0]
 			for j, h := range g.Hooks {
 				if h.Type != "" && h.Type != "command" {
-					return nil, fmt.Errorf("%s[%d].hooks[%d]: type %q is not supported (only \"command\")", ev, i, j, h.Type)
+					c.Skipped = append(c.Skipped, fmt.Sprintf("%s[%d].hooks[%d]: type %q (only \"command\" hooks run)", ev, i, j, h.Type))
+					continue
 				}
+				kept = append(kept, h)
 				if strings.TrimSpace(h.Command) == "" {
 					return nil, fmt.Errorf("%s[%d].hooks[%d]: no command", ev, i, j)
 				}
@@ -123,8 +144,10 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 					return nil, fmt.Errorf("%s[%d].hooks[%d]: negative timeout", ev, i, j)
 				}
 			}
+			g.Hooks = kept
 		}
 	}
+	sort.Strings(c.Skipped)
 	return &c, nil
 }
 

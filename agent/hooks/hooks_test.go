@@ -58,7 +58,6 @@ func TestParseErrors(t *testing.T) {
 		{`{"hooks": {"PreToolUsed": []}}`, "unknown hook event"},
 		{`{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]}}`, "matcher"},
 		{`{"hooks": {"Stop": [{"hooks": [{"command": "  "}]}]}}`, "no command"},
-		{`{"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}}`, "not supported"},
 		{`{"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}`, "negative timeout"},
 		{`{"hooks": [1]}`, "cannot unmarshal"},
 	} {
@@ -297,5 +296,29 @@ func TestNoHooks(t *testing.T) {
 	r = runner(t, PreToolUse, 1, "exit 2")
 	if o := r.Run(context.Background(), Input{HookEventName: PostToolUse, ToolName: "bash"}); o.Block || len(o.Reports) != 0 {
 		t.Errorf("a PreToolUse hook ran for PostToolUse: %+v", o)
+	}
+}
+
+func TestSkipped(t *testing.T) {
+	c, err := Parse([]byte(`{"hooks": {
+		"Notification": [{"hooks": [{"command": "notify-send hi"}]}],
+		"SessionEnd": [{"hooks": [{"command": "x"}]}],
+		"Stop": [{"hooks": [{"type": "prompt", "prompt": "done?"}, {"command": "true"}]}]}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Notification hooks (Praxis does not fire Notification)",
+		"SessionEnd hooks (Praxis does not fire SessionEnd)",
+		`Stop[0].hooks[0]: type "prompt" (only "command" hooks run)`,
+	}
+	if !reflect.DeepEqual(c.Skipped, want) {
+		t.Errorf("Skipped = %q", c.Skipped)
+	}
+	if got := c.commands(Stop, ""); len(got) != 1 || got[0].Command != "true" {
+		t.Errorf("Stop commands %+v", got)
+	}
+	if c.Has("Notification") {
+		t.Error("an ignored event is kept")
 	}
 }

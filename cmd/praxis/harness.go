@@ -164,6 +164,9 @@ func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io
 		if err != nil {
 			return nil, err
 		}
+		for _, what := range cfg.Skipped {
+			log.Warn("hooks: not used", "file", hf.hooksFile, "what", what)
+		}
 		h.Hooks = &hooks.Runner{Config: cfg, Dir: workspace, Logger: log,
 			Env: []string{"PRAXIS_PROJECT_DIR=" + workspace, "CLAUDE_PROJECT_DIR=" + workspace}}
 	}
