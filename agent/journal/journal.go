@@ -69,11 +69,13 @@ func genesis(id string) []byte {
 
 // chain returns the checksum of a record given the previous one.
 func chain(prev []byte, seq int64, event []byte) []byte {
-	h := blake3.New(32, nil)
-	h.Write(prev)
-	h.Write([]byte(strconv.FormatInt(seq, 10) + "\n"))
-	h.Write(event)
-	return h.Sum(nil)
+	buf := make([]byte, 0, len(prev)+21+len(event))
+	buf = append(buf, prev...)
+	buf = strconv.AppendInt(buf, seq, 10)
+	buf = append(buf, '\n')
+	buf = append(buf, event...)
+	sum := blake3.Sum256(buf)
+	return sum[:]
 }
 
 // ErrInUse is returned when another writer holds the session's journal.
@@ -180,16 +182,24 @@ func (w *Writer) Append(event any) (seq int64, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
-	return w.AppendRaw(b)
+	if _, raw := event.(json.RawMessage); raw {
+		return w.AppendRaw(b) // Marshal keeps a RawMessage's layout
+	}
+	return w.appendLine(b) // Marshal's output is compact: one line
 }
 
-// AppendRaw appends event, a JSON value, as the next record.
+// AppendRaw appends event, a JSON value, as the next record, compacted
+// onto one line.
 func (w *Writer) AppendRaw(event json.RawMessage) (seq int64, err error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, event); err != nil {
 		return 0, fmt.Errorf("journal: event is not JSON: %w", err)
 	}
-	ev := buf.Bytes()
+	return w.appendLine(buf.Bytes())
+}
+
+// appendLine appends ev, compact JSON, as the next record.
+func (w *Writer) appendLine(ev []byte) (seq int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
