@@ -655,3 +655,108 @@ func TestFoldRebuildsAnInterruptedStep(t *testing.T) {
 		t.Errorf("Fold(nil): %v", err)
 	}
 }
+
+// TestCompactionWithTheSameProvider compacts a run of the OpenAI provider
+// against a fake API: the summary is asked of the same API and model, and
+// the next request carries it in place of the older turns.
+func TestCompactionWithTheSameProvider(t *testing.T) {
+	api, srv := newFakeAPI(t,
+		reply{fixture: "openai_tool_calls.sse"}, reply{fixture: "openai_tool_calls.sse"},
+		reply{fixture: "openai_summary.sse"}, reply{fixture: "openai_done.sse"})
+	read, _ := okTool("read_file")
+	list, _ := okTool("list_dir")
+	cat, err := praxis.NewCatalog(read, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []Event
+	a, err := New(Config{
+		Provider: &OpenAI{APIKey: "sk-test", BaseURL: srv.URL + "/v1"}, Model: "gpt-4.1", System: "You are a test.", Tools: cat,
+		OnEvent: func(e Event) { events = append(events, e) },
+		Harness: &Harness{Compaction: Compaction{ContextWindow: 800, KeepRecent: 2}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := a.Run(context.Background(), "Fix notes.txt")
+	if out.StopReason != StopCompleted || out.Final != "Done." || len(api.got) != 4 {
+		t.Fatalf("outcome %+v after %d requests", out, len(api.got))
+	}
+	checkFold(t, events, out.Messages)
+	comp := ofType(events, EventCompacted)
+	if len(comp) != 1 || comp[0].Step != 3 || comp[0].Folded != 1 || comp[0].Kept != 2 || comp[0].BeforeTokens < 640 {
+		t.Fatalf("compacted events %+v", comp)
+	}
+
+	// The summary request: same endpoint and model, the summariser's
+	// system prompt, the older turns rendered as one user message, no tools.
+	sum := api.got[2]
+	msgs, _ := sum.body["messages"].([]any)
+	if sum.path != "/v1/chat/completions" || sum.body["model"] != "gpt-4.1" || sum.body["tools"] != nil || len(msgs) != 2 {
+		t.Fatalf("summary request %s %s", sum.path, jsonOf(sum.body))
+	}
+	system, _ := msgs[0].(map[string]any)["content"].(string)
+	transcript, _ := msgs[1].(map[string]any)["content"].(string)
+	if !strings.HasPrefix(system, "You compact the history") || !strings.Contains(transcript, "ASSISTANT called read_file") || !strings.Contains(transcript, "USER: Fix notes.txt") {
+		t.Fatalf("summary request messages %s", jsonOf(msgs))
+	}
+
+	// The next request: the original system prompt, the task and summary
+	// first, then the kept turns as they were.
+	next := api.got[3]
+	msgs, _ = next.body["messages"].([]any)
+	first, _ := msgs[1].(map[string]any)["content"].(string)
+	if len(msgs) != 5 || msgs[0].(map[string]any)["content"] != "You are a test." ||
+		!strings.HasPrefix(first, "Fix notes.txt\n") || !strings.Contains(first, "SUMMARY: notes.txt does not exist yet.") {
+		t.Fatalf("request after compaction %s", jsonOf(msgs))
+	}
+	before, _ := api.got[1].body["messages"].([]any) // [system, task, a1, r1a, r1b]
+	after := jsonOf(msgs[2:])
+	if kept := jsonOf(before[2:]); after != kept {
+		t.Fatalf("kept turns differ:\n got %s\nwant %s", after, kept)
+	}
+	// The summary's tokens count toward the run's.
+	if out.Usage.InputTokens != 472*2+300+200 || out.Usage.OutputTokens != 89*2+12+2 {
+		t.Fatalf("usage %+v", out.Usage)
+	}
+}
+
+// TestResumeAfterCompaction resumes a session that was compacted: the
+// conversation comes back compacted, and the scripted provider goes on
+// with the right turn.
+func TestResumeAfterCompaction(t *testing.T) {
+	read, _ := argTool("read", true, func(a map[string]any) (praxis.Result, error) {
+		return praxis.Result{Text: fmt.Sprintf("contents of %v", a["f"])}, nil
+	})
+	u := func(in int) *Usage { return &Usage{InputTokens: in, OutputTokens: 20} }
+	turns := []ScriptTurn{
+		{Text: "a", ToolCalls: []ScriptCall{call("read", `{"f":"a"}`)}, Usage: u(300)},
+		{Text: "b", ToolCalls: []ScriptCall{call("read", `{"f":"b"}`)}, Usage: u(500)},
+		{Text: "c", ToolCalls: []ScriptCall{call("read", `{"f":"c"}`)}, Usage: u(900)},
+		{Text: "d", ToolCalls: []ScriptCall{call("read", `{"f":"d"}`)}, Usage: u(300)},
+		{Text: "finished", Usage: u(300)},
+	}
+	cat, _ := praxis.NewCatalog(read)
+	var events []Event
+	runOnce := func(h *Harness, maxSteps int) Outcome {
+		h.Compaction = Compaction{ContextWindow: 1000, KeepRecent: 2}
+		a, err := New(Config{Provider: &Scripted{Turns: turns}, Tools: cat, RunID: "s", MaxSteps: maxSteps, Harness: h,
+			OnEvent: func(e Event) { events = append(events, e) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Run(context.Background(), "the task")
+	}
+	first := runOnce(&Harness{}, 4)
+	if first.StopReason != StopMaxSteps || len(ofType(events, EventCompacted)) != 1 {
+		t.Fatalf("first run %s, %d compactions", first.StopReason, len(ofType(events, EventCompacted)))
+	}
+	second := runOnce(&Harness{Resume: append([]Event(nil), events...)}, 5)
+	if second.StopReason != StopCompleted || second.Final != "finished" || second.Steps != 1 {
+		t.Fatalf("resumed run %+v", second)
+	}
+	checkFold(t, events, second.Messages)
+	if !strings.Contains(second.Messages[0].Text(), "compacted") {
+		t.Fatalf("the resumed conversation is not the compacted one: %+v", second.Messages[0])
+	}
+}
