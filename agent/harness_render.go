@@ -7,8 +7,9 @@ import (
 )
 
 // TranscriptHandler returns an event sink that renders a transcript to w:
-// the loop's events as Transcript does, and the harness controls' events
-// (warnings, compactions, hooks, gates) as one line each.
+// the loop's events as Transcript does, the harness controls' events
+// (warnings, compactions, hooks, gates) as one line each, and the evidence
+// of a doom loop after the closing line.
 func TranscriptHandler(w io.Writer) func(Event) {
 	t := NewTranscript(w)
 	return func(ev Event) {
@@ -18,9 +19,6 @@ func TranscriptHandler(w io.Writer) func(Event) {
 		}
 		t.Handle(ev)
 		if ev.Type == EventRunComplete {
-			for _, g := range ev.Gates {
-				t.line(gateLine(g))
-			}
 			for _, f := range ev.Findings {
 				t.line("  ⟳ " + string(f.Kind) + ": " + f.Evidence())
 			}

@@ -229,6 +229,9 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	if !filepath.IsAbs(progress) {
 		progress = filepath.Join(ws, progress)
 	}
+	if rel, err := filepath.Rel(ws, progress); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fail(exitUsage, "--progress %s is outside the workspace, where the model cannot update it", hf.progress)
+	}
 	var code = -1
 	out, n := agent.Iterations(ctx, hf.iterations, task, hf.progress, func(ctx context.Context, i int, prompt string) (agent.Outcome, bool) {
 		before, _ := os.ReadFile(progress)

@@ -278,6 +278,7 @@ func TestAgentHarnessExitStatuses(t *testing.T) {
 		{"--hooks", filepath.Join(dir, "missing.json"), "task"},
 		{"--compact-at", "1.5", "task"},
 		{"--max-gate-attempts", "0", "task"},
+		{"--iterations", "2", "--progress", "../progress.md", "task"},
 	} {
 		full := append([]string{"--provider", "scripted", "--script", writeScript(t, loop), "--workspace", workspace(t)}, args...)
 		if code, _, errb := runAgentTest(t, nil, full...); code != exitUsage {
