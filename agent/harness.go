@@ -287,24 +287,34 @@ func (r *run) hookInput(ev hooks.Event, set func(*hooks.Input)) hooks.Input {
 	return in
 }
 
-// hookOutcome reports failed and halting hooks as events, and returns
-// StopHook when a hook ended the run.
+// hookOutcome reports the failed, blocking and halting hooks of an event
+// as hook events, and returns StopHook when a hook ended the run.
 func (r *run) hookOutcome(ev hooks.Event, step int, o hooks.Outcome) (StopReason, error) {
-	for _, rep := range o.Failures() {
-		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev), Hook: rep.Command}, Error: rep.Failure, DurationMS: rep.Duration.Milliseconds()})
-	}
+	r.reportHooks(ev, step, o)
 	if o.Block {
 		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev)}, Text: "blocked: " + o.Reason})
 	}
 	if o.Halt {
-		reason := o.HaltReason
-		if reason == "" {
-			reason = "no reason given"
-		}
-		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev)}, Text: "stopped the run: " + reason})
-		return StopHook, fmt.Errorf("a %s hook stopped the run: %s", ev, reason)
+		return StopHook, fmt.Errorf("a %s hook stopped the run: %s", ev, haltReason(o))
 	}
 	return "", nil
+}
+
+// reportHooks reports failed and halting hooks as hook events.
+func (r *run) reportHooks(ev hooks.Event, step int, o hooks.Outcome) {
+	for _, rep := range o.Failures() {
+		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev), Hook: rep.Command}, Error: rep.Failure, DurationMS: rep.Duration.Milliseconds()})
+	}
+	if o.Halt {
+		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev)}, Text: "stopped the run: " + haltReason(o)})
+	}
+}
+
+func haltReason(o hooks.Outcome) string {
+	if o.HaltReason == "" {
+		return "no reason given"
+	}
+	return o.HaltReason
 }
 
 // addContext puts hook context into the conversation now (before the
@@ -413,19 +423,12 @@ func (r *run) refuse(ctx context.Context, step int, c Block, res *praxis.Result)
 	return false
 }
 
-// reportHookFailures reports failed and halting hooks run during a step.
-// A halt is kept for the step's end.
+// reportHookFailures reports the failed and halting hooks run during a
+// step; a halt ends the run at the step's end.
 func (r *run) reportHookFailures(ev hooks.Event, step int, o hooks.Outcome) {
-	for _, rep := range o.Failures() {
-		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev), Hook: rep.Command}, Error: rep.Failure, DurationMS: rep.Duration.Milliseconds()})
-	}
+	r.reportHooks(ev, step, o)
 	if o.Halt {
-		reason := o.HaltReason
-		if reason == "" {
-			reason = "no reason given"
-		}
-		r.ev.emit(Event{Type: EventHook, Step: step, HarnessFields: HarnessFields{Kind: string(ev)}, Text: "stopped the run: " + reason})
-		r.hs.queue("halt", fmt.Sprintf("a %s hook stopped the run: %s", ev, reason))
+		r.hs.queue("halt", fmt.Sprintf("a %s hook stopped the run: %s", ev, haltReason(o)))
 	}
 }
 
