@@ -760,3 +760,20 @@ func TestResumeAfterCompaction(t *testing.T) {
 		t.Fatalf("the resumed conversation is not the compacted one: %+v", second.Messages[0])
 	}
 }
+
+// TestConcurrentCallsUnderTheHarness runs read-only calls concurrently
+// through hooks, loop detection and the tool-call budget (run with -race).
+func TestConcurrentCallsUnderTheHarness(t *testing.T) {
+	h := hookHarness(t, `{"hooks":{"PostToolUse":[{"hooks":[{"command":"echo '{\"additionalContext\":\"seen\"}'"}]}],
+		"PreToolUse":[{"hooks":[{"command":"cat >/dev/null"}]}]}}`)
+	h.DoomLoop = &doomloop.Config{}
+	h.MaxToolCalls = 10
+	look, n := argTool("look", true, func(a map[string]any) (praxis.Result, error) {
+		return praxis.Result{Text: fmt.Sprint("looked at ", a["i"])}, nil
+	})
+	out, events := hrun(t, context.Background(), Config{}, h,
+		[]ScriptTurn{turn("", call("look", `{"i":1}`), call("look", `{"i":2}`), call("look", `{"i":3}`)), turn("done")}, look)
+	if out.StopReason != StopCompleted || n.Load() != 3 || len(ofType(events, EventMessage)) != 3 {
+		t.Fatalf("outcome %s, %d calls, %d messages", out.StopReason, n.Load(), len(ofType(events, EventMessage)))
+	}
+}
