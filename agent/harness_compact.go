@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -269,11 +268,7 @@ func (r *run) cutResult(c Block, text string) string {
 	where := "The full output could not be saved."
 	if h.Workspace != "" {
 		rel := path.Join(".praxis", "tool-results", safeName(r.ev.runID+"-"+c.ID)+".txt")
-		full := filepath.Join(h.Workspace, filepath.FromSlash(rel))
-		err := os.MkdirAll(filepath.Dir(full), 0o755)
-		if err == nil {
-			err = os.WriteFile(full, []byte(text), 0o644)
-		}
+		err := saveInside(h.Workspace, rel, []byte(text))
 		if err == nil {
 			where = fmt.Sprintf("The full output is saved in %s: read the parts you need with read_file (offset and limit) or search it, rather than running the call again.", rel)
 		} else {
@@ -282,6 +277,20 @@ func (r *run) cutResult(c Block, text string) string {
 	}
 	note := fmt.Sprintf("\n\n[… output cut: %d bytes in all, the middle is left out. %s …]\n\n", len(text), where)
 	return cutMiddle(text, max, note)
+}
+
+// saveInside writes data to the file rel of the workspace dir, creating
+// its directories; symbolic links may not lead outside the workspace.
+func saveInside(dir, rel string, data []byte) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
+		return err
+	}
+	return root.WriteFile(rel, data, 0o644)
 }
 
 // cutMiddle keeps the first three quarters and the last quarter of max

@@ -777,3 +777,19 @@ func TestConcurrentCallsUnderTheHarness(t *testing.T) {
 		t.Fatalf("outcome %s, %d calls, %d messages", out.StopReason, n.Load(), len(ofType(events, EventMessage)))
 	}
 }
+
+func TestCutResultStaysInTheWorkspace(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, ".praxis")); err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := argTool("dump", true, func(map[string]any) (praxis.Result, error) { return praxis.Result{Text: strings.Repeat("y", 5000)}, nil })
+	_, events := hrun(t, context.Background(), Config{}, &Harness{Workspace: ws, MaxToolResult: 1000},
+		[]ScriptTurn{turn("", call("dump", `{}`)), turn("done")}, tool)
+	if res := ofType(events, EventToolResult)[0].Output; len(res) > 1200 || !strings.Contains(res, "could not be saved") {
+		t.Fatalf("result %q", res)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("wrote outside the workspace: %v", ents)
+	}
+}

@@ -268,6 +268,11 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 		return agent.Outcome{}, code
 	}
 	dir := sessionsDir(h.Workspace)
+	if !hf.noJournal {
+		if err := insideWorkspace(h.Workspace, dir); err != nil {
+			return fail(exitToolError, "the sessions directory: %v (or run with --no-journal)", err)
+		}
+	}
 	var w *journal.Writer
 	switch {
 	case hf.resuming():
@@ -322,6 +327,21 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 		return fail(exitToolError, "%v", err)
 	}
 	return a.Run(ctx, task), -1
+}
+
+// insideWorkspace creates dir, a directory of the workspace ws, refusing
+// symbolic links that lead outside it.
+func insideWorkspace(ws, dir string) error {
+	rel, err := filepath.Rel(ws, dir)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.MkdirAll(filepath.ToSlash(rel), 0o755)
 }
 
 func relTo(base, p string) string {

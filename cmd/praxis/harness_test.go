@@ -427,3 +427,21 @@ func TestAgentTranscriptShowsHarnessEvents(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentJournalStaysInTheWorkspace(t *testing.T) {
+	ws, outside := workspace(t), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, ".praxis")); err != nil {
+		t.Fatal(err)
+	}
+	script := writeScript(t, []agent.ScriptTurn{st("done")})
+	code, _, errb := runAgentTest(t, nil, "--provider", "scripted", "--script", script, "--workspace", ws, "task")
+	if code != exitToolError || !strings.Contains(errb, "sessions directory") {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("wrote outside the workspace: %v", ents)
+	}
+	if code, _, errb := runAgentTest(t, nil, "--provider", "scripted", "--script", script, "--workspace", ws, "--no-journal", "task"); code != 0 {
+		t.Fatalf("--no-journal: exit %d\n%s", code, errb)
+	}
+}
