@@ -783,7 +783,9 @@ func TestCutResultStaysInTheWorkspace(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(ws, ".praxis")); err != nil {
 		t.Fatal(err)
 	}
-	tool, _ := argTool("dump", true, func(map[string]any) (praxis.Result, error) { return praxis.Result{Text: strings.Repeat("y", 5000)}, nil })
+	tool, _ := argTool("dump", true, func(map[string]any) (praxis.Result, error) {
+		return praxis.Result{Text: strings.Repeat("y", 5000)}, nil
+	})
 	_, events := hrun(t, context.Background(), Config{}, &Harness{Workspace: ws, MaxToolResult: 1000},
 		[]ScriptTurn{turn("", call("dump", `{}`)), turn("done")}, tool)
 	if res := ofType(events, EventToolResult)[0].Output; len(res) > 1200 || !strings.Contains(res, "could not be saved") {
