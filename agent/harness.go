@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,8 +170,7 @@ type GateResult struct {
 
 // harnessState is a run's state of the harness controls.
 type harnessState struct {
-	h   *Harness
-	log *slog.Logger
+	h *Harness
 
 	started   atomic.Int64 // tool calls started
 	overCalls atomic.Bool  // a call was refused by MaxToolCalls
@@ -205,7 +203,7 @@ func (r *run) initHarness() {
 	if h == nil {
 		return
 	}
-	hs := &harnessState{h: h, log: r.cfg.Logger}
+	hs := &harnessState{h: h}
 	if h.DoomLoop != nil {
 		hs.doom = doomloop.New(*h.DoomLoop)
 	}

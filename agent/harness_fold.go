@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/praxis-tools/praxis/agent/journal"
 	"github.com/praxis-tools/praxis/praxis"
@@ -68,7 +69,7 @@ func Fold(events []Event) (*State, error) {
 			st.Stop, st.Final = "", ""
 			if !ev.Resumed {
 				st.Messages = []Message{{Role: RoleUser, Content: []Block{{Type: BlockText, Text: ev.Task}}}}
-			} else if ev.Task != "" {
+			} else if strings.TrimSpace(ev.Task) != "" {
 				st.Messages = appendUserText(st.Messages, ev.Task)
 			}
 		case EventTextDelta:
