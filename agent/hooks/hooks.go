@@ -66,7 +66,8 @@ type Config struct {
 // Group is a matcher and the commands it runs.
 type Group struct {
 	// Matcher is a regular expression that must match the whole tool name
-	// (or, for SessionStart, the source). Empty or "*" matches everything.
+	// (or, for SessionStart, the source). Empty or "*" matches everything;
+	// UserPromptSubmit and Stop ignore it.
 	Matcher string    `json:"matcher,omitempty" yaml:"matcher,omitempty"`
 	Hooks   []Command `json:"hooks" yaml:"hooks"`
 
@@ -185,7 +186,9 @@ func (c *Config) commands(ev Event, subject string) []Command {
 	var out []Command
 	for i := range c.Hooks[ev] {
 		g := &c.Hooks[ev][i]
-		if g.matches(subject) {
+		// UserPromptSubmit and Stop have nothing to match: their matchers
+		// are ignored, as the convention has it.
+		if ev == UserPromptSubmit || ev == Stop || g.matches(subject) {
 			out = append(out, g.Hooks...)
 		}
 	}

@@ -37,7 +37,7 @@ func TestLoadJSONAndYAMLAgree(t *testing.T) {
 			{PostToolUse, "anything", []string{"echo post-any"}},
 			{SessionStart, "resume", []string{"echo resumed"}},
 			{SessionStart, "startup", nil},
-			{Stop, "", nil},
+			{Stop, "", []string{"echo stop"}}, // Stop ignores the matcher
 		} {
 			var got []string
 			for _, cmd := range c.commands(tc.ev, tc.subject) {
@@ -48,7 +48,7 @@ func TestLoadJSONAndYAMLAgree(t *testing.T) {
 			}
 		}
 	}
-	if !j.Has(PreToolUse) || j.Has(Stop) || (*Config)(nil).Has(Stop) {
+	if !j.Has(PreToolUse) || j.Has(UserPromptSubmit) || (*Config)(nil).Has(Stop) {
 		t.Error("Has")
 	}
 }
