@@ -795,3 +795,37 @@ func TestCutResultStaysInTheWorkspace(t *testing.T) {
 		t.Fatalf("wrote outside the workspace: %v", ents)
 	}
 }
+
+func TestSessionStartOnResume(t *testing.T) {
+	h := hookHarness(t, `{"hooks":{"SessionStart":[
+		{"matcher":"startup","hooks":[{"command":"echo fresh start"}]},
+		{"matcher":"resume","hooks":[{"command":"echo welcome back"}]}]}}`)
+	ok, _ := okTool("ok")
+	turns := []ScriptTurn{turn("", call("ok", `{"i":1}`)), turn("", call("ok", `{"i":2}`)), turn("done")}
+	cat, _ := praxis.NewCatalog(ok)
+	var events []Event
+	runOnce := func(resume []Event, maxSteps int) Outcome {
+		hh := *h
+		hh.Resume = resume
+		a, _ := New(Config{Provider: &Scripted{Turns: turns}, Tools: cat, RunID: "s", MaxSteps: maxSteps, Harness: &hh,
+			OnEvent: func(e Event) { events = append(events, e) }})
+		return a.Run(context.Background(), "")
+	}
+	a, _ := New(Config{Provider: &Scripted{Turns: turns}, Tools: cat, RunID: "s", MaxSteps: 1, Harness: h,
+		OnEvent: func(e Event) { events = append(events, e) }})
+	if out := a.Run(context.Background(), "the task"); out.StopReason != StopMaxSteps {
+		t.Fatal(out.StopReason)
+	}
+	out := runOnce(append([]Event(nil), events...), 5)
+	if out.StopReason != StopCompleted {
+		t.Fatalf("%s: %v", out.StopReason, out.Err)
+	}
+	var ctxs []string
+	for _, e := range ofType(events, EventMessage) {
+		ctxs = append(ctxs, e.Text)
+	}
+	if !reflect.DeepEqual(ctxs, []string{"fresh start", "welcome back"}) {
+		t.Fatalf("contexts %q", ctxs)
+	}
+	checkFold(t, events, out.Messages)
+}
