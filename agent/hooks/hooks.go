@@ -43,8 +43,8 @@ const (
 	Stop             Event = "Stop"             // the model has answered without calling a tool
 )
 
-// Events lists the events in the order a run meets them.
-var Events = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop}
+// knownEvents are the events, in the order a run meets them.
+var knownEvents = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop}
 
 // DefaultTimeout bounds a command whose configuration names no timeout.
 const DefaultTimeout = 60 * time.Second
@@ -153,7 +153,7 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 }
 
 func known(e Event) bool {
-	for _, k := range Events {
+	for _, k := range knownEvents {
 		if k == e {
 			return true
 		}
@@ -163,7 +163,7 @@ func known(e Event) bool {
 
 func eventList() string {
 	var b bytes.Buffer
-	for i, e := range Events {
+	for i, e := range knownEvents {
 		if i > 0 {
 			b.WriteString(", ")
 		}

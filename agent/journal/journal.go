@@ -384,17 +384,10 @@ type Info struct {
 	Path    string
 	Size    int64
 	ModTime time.Time
-	// Records is the number of good records; First and Last are the first
-	// and last events (nil for an empty journal).
-	Records     int
-	First, Last json.RawMessage
-	// Err is why the journal could not be read in full (a *CorruptError,
-	// say); the other fields describe the good part.
-	Err error
 }
 
 // List returns the sessions in dir, oldest first (by modification time,
-// then ID). A missing dir holds no sessions.
+// then ID), without reading them. A missing dir holds no sessions.
 func List(dir string) ([]Info, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -413,15 +406,7 @@ func List(dir string) ([]Info, error) {
 		if err != nil {
 			continue
 		}
-		in := Info{ID: id, Path: filepath.Join(dir, e.Name()), Size: fi.Size(), ModTime: fi.ModTime()}
-		log, err := Read(dir, id)
-		in.Err = err
-		if log != nil && len(log.Records) > 0 {
-			in.Records = len(log.Records)
-			in.First = log.Records[0].Event
-			in.Last = log.Records[len(log.Records)-1].Event
-		}
-		out = append(out, in)
+		out = append(out, Info{ID: id, Path: filepath.Join(dir, e.Name()), Size: fi.Size(), ModTime: fi.ModTime()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].ModTime.Equal(out[j].ModTime) {
