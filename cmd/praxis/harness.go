@@ -100,6 +100,13 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.BoolVar(&hf.noJournal, "no-journal", false, "do not write the session journal under .praxis/sessions/")
 	fs.IntVar(&hf.iterations, "iterations", 0, "run up to `N` sessions with fresh contexts, each doing one unit of work (needs --progress)")
 	fs.StringVar(&hf.progress, "progress", "", "the progress `file` the sessions of --iterations read and update")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintln(fs.Output(), "\nThe harness controls' exit statuses: 5 max_tokens, 6 max_tool_calls, 7 doom_loop,\n"+
+			"8 gate_failed, 9 stopped_by_hook, 10 max_iterations. Sessions are journaled under\n"+
+			".praxis/sessions/ (see \"praxis sessions\").")
+	}
 	return hf
 }
 
