@@ -506,8 +506,8 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 		}
 	}
 	if more {
-		if h.MaxTokens > 0 && r.usage.InputTokens+r.usage.OutputTokens >= h.MaxTokens {
-			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d (--max-tokens)", r.usage.InputTokens+r.usage.OutputTokens, h.MaxTokens)
+		if used := r.promptTokens(r.usage) + r.usage.OutputTokens; h.MaxTokens > 0 && used >= h.MaxTokens {
+			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d (--max-tokens)", used, h.MaxTokens)
 		}
 		return true, "", nil
 	}
@@ -564,7 +564,7 @@ func (r *run) trackUsage() {
 	d.CacheReadTokens -= hs.usageBefore.CacheReadTokens
 	d.CacheWriteTokens -= hs.usageBefore.CacheWriteTokens
 	hs.base, hs.baseLen = 0, 0
-	if tokens := d.InputTokens + d.CacheReadTokens + d.CacheWriteTokens + d.OutputTokens; tokens > 0 {
+	if tokens := r.promptTokens(d) + d.OutputTokens; tokens > 0 {
 		for i := len(r.messages) - 1; i >= 0; i-- {
 			if r.messages[i].Role == RoleAssistant {
 				hs.base, hs.baseLen = tokens, i+1
@@ -572,6 +572,16 @@ func (r *run) trackUsage() {
 			}
 		}
 	}
+}
+
+// promptTokens returns the prompt tokens of u, cached ones included. The
+// OpenAI API counts cached tokens within its prompt tokens; the Anthropic
+// API counts cache reads and writes apart from its input tokens.
+func (r *run) promptTokens(u Usage) int {
+	if r.cfg.Provider.Name() == "openai" {
+		return u.InputTokens
+	}
+	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
 }
 
 func oneLine(s string) string {
