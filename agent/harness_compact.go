@@ -190,9 +190,7 @@ func compactedText(preamble, summary string, folded int, pinned []string) string
 // compactMessages returns the conversation after a compaction: the new
 // first message, then the last kept messages of msgs as they are.
 func compactMessages(msgs []Message, first string, kept int) []Message {
-	if kept > len(msgs) {
-		kept = len(msgs)
-	}
+	kept = min(max(kept, 0), len(msgs))
 	out := []Message{{Role: RoleUser, Content: []Block{{Type: BlockText, Text: first}}}}
 	return append(out, msgs[len(msgs)-kept:]...)
 }
