@@ -74,6 +74,52 @@ type HarnessFields struct {
 	Findings []doomloop.Finding `json:"findings,omitempty"`
 	// Resumed marks the run_start of a run that continues a session.
 	Resumed bool `json:"resumed,omitempty"`
+	// Controls, on run_start, are the harness controls the run has, for
+	// the audit.
+	Controls *Controls `json:"controls,omitempty"`
+}
+
+// Controls summarises a run's harness controls.
+type Controls struct {
+	MaxTokens       int      `json:"max_tokens,omitempty"`
+	MaxToolCalls    int      `json:"max_tool_calls,omitempty"`
+	DoomThreshold   int      `json:"doom_threshold,omitempty"`
+	ContextWindow   int      `json:"context_window,omitempty"`
+	Gates           []string `json:"gates,omitempty"`
+	MaxGateAttempts int      `json:"max_gate_attempts,omitempty"`
+	// Rules are the permission rules, as "deny(bash(rm -rf*))".
+	Rules []string `json:"rules,omitempty"`
+	// Hooks are the hook commands, as "PreToolUse[bash]: ./check.sh".
+	Hooks []string `json:"hooks,omitempty"`
+}
+
+// controls summarises h.
+func (h *Harness) controls() *Controls {
+	c := &Controls{MaxTokens: h.MaxTokens, MaxToolCalls: h.MaxToolCalls, ContextWindow: h.Compaction.ContextWindow, Gates: h.Gates}
+	if len(h.Gates) > 0 {
+		c.MaxGateAttempts = h.MaxGateAttempts
+		if c.MaxGateAttempts <= 0 {
+			c.MaxGateAttempts = 3
+		}
+	}
+	if h.DoomLoop != nil {
+		c.DoomThreshold = doomloop.New(*h.DoomLoop).Threshold()
+	}
+	if h.Permissions != nil {
+		for _, r := range h.Permissions.Rules() {
+			c.Rules = append(c.Rules, r.String())
+		}
+	}
+	if h.Hooks != nil && h.Hooks.Config != nil {
+		for _, ev := range []hooks.Event{hooks.SessionStart, hooks.UserPromptSubmit, hooks.PreToolUse, hooks.PostToolUse, hooks.Stop} {
+			for _, g := range h.Hooks.Config.Hooks[ev] {
+				for _, cmd := range g.Hooks {
+					c.Hooks = append(c.Hooks, fmt.Sprintf("%s[%s]: %s", ev, g.Matcher, cmd.Command))
+				}
+			}
+		}
+	}
+	return c
 }
 
 // Harness holds the controls around a run: budgets, loop detection,
@@ -217,6 +263,7 @@ func (r *run) initHarness() {
 		switch ev.Type {
 		case EventRunStart:
 			ev.Resumed = hs.resumed
+			ev.Controls = h.controls()
 		case EventRunComplete:
 			ev.Gates = hs.gates
 			if ev.StopReason == StopDoomLoop {

@@ -323,6 +323,9 @@ func TestHooksInTheLoop(t *testing.T) {
 		if res[0].Code != string(praxis.EPolicy) || !strings.Contains(res[0].Output, "not on a Friday") || res[1].IsError {
 			t.Fatalf("results %+v", res)
 		}
+		if c := events[0].Controls; c == nil || !reflect.DeepEqual(c.Hooks, []string{"PreToolUse[danger]: echo 'not on a Friday' >&2; exit 2"}) {
+			t.Fatalf("run_start controls %+v", c)
+		}
 	})
 	t.Run("PreToolUse JSON deny and the hook input", func(t *testing.T) {
 		h := hookHarness(t, `{"hooks":{"PreToolUse":[{"hooks":[{"command":"cat > pre.json; echo '{\"hookSpecificOutput\":{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"read-only day\"}}'"}]}]}}`)
@@ -601,6 +604,9 @@ func TestResumeFromEvents(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 	checkFold(t, events, fourth.Messages)
+	if c := events[0].Controls; c == nil || c.MaxTokens != 0 || len(c.Rules) != 0 {
+		t.Fatalf("controls of a plain harness: %+v", c)
+	}
 	if n := len(ofType(events, EventRunStart)); n != 4 || !ofType(events, EventRunStart)[1].Resumed || ofType(events, EventRunStart)[0].Resumed {
 		t.Fatal("run_start events do not mark the resumed runs")
 	}

@@ -90,6 +90,9 @@ func New(cfg Config) *Detector {
 	return &Detector{cfg: cfg, failures: map[string]*failure{}, warned: map[string]int{}}
 }
 
+// Threshold returns the number of repeats that make a pattern.
+func (d *Detector) Threshold() int { return d.cfg.Threshold }
+
 // Exempt reports whether tool is not watched.
 func (d *Detector) Exempt(tool string) bool {
 	for _, g := range d.cfg.Exempt {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -301,7 +302,12 @@ func TestAgentPermissionFlags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errb)
 	}
-	res := toolResults(decodeEvents(t, out))
+	events := decodeEvents(t, out)
+	c := events[0].Controls
+	if c == nil || !reflect.DeepEqual(c.Rules, []string{"deny(write_file(**/*.lock))", "deny(list_dir)", "ask(edit_file)"}) || c.DoomThreshold != 3 {
+		t.Errorf("run_start controls %+v", c)
+	}
+	res := toolResults(events)
 	want := []struct {
 		isErr bool
 		text  string
