@@ -44,6 +44,9 @@ type Config struct {
 	RunID string
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
+	// Harness holds the controls around the run (budgets, loop detection,
+	// compaction, hooks, permissions, gates, resumption); nil for none.
+	Harness *Harness
 }
 
 // Agent runs tasks. It holds no state between runs.
@@ -98,6 +101,8 @@ type run struct {
 	usage     Usage
 	toolCalls int
 	final     string
+
+	hs *harnessState // nil without a Harness
 }
 
 // Run runs task to its end and returns how it ended. It emits run_start
@@ -112,6 +117,7 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 	if r.ev.runID == "" {
 		r.ev.runID = NewRunID()
 	}
+	r.initHarness()
 	var names []string
 	for _, t := range a.cfg.Tools.Tools() {
 		r.tools = append(r.tools, ToolDef{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
@@ -125,7 +131,10 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 		ctx, cancel = context.WithTimeoutCause(ctx, a.cfg.Timeout, errRunTimeout)
 		defer cancel()
 	}
-	stop, steps, err := r.loop(ctx)
+	stop, steps, err := r.harnessStart(ctx, task)
+	if stop == "" {
+		stop, steps, err = r.loop(ctx)
+	}
 	out := Outcome{
 		RunID: r.ev.runID, StopReason: stop, Err: err, Steps: steps, ToolCalls: r.toolCalls,
 		Usage: r.usage, Final: r.final, Messages: r.messages,
@@ -150,6 +159,10 @@ func (r *run) loop(ctx context.Context) (StopReason, int, error) {
 		more, err := r.step(ctx, step)
 		if err != nil {
 			return stopReasonFor(ctx, err), step, err
+		}
+		var stop StopReason
+		if more, stop, err = r.afterStep(ctx, step, more); stop != "" {
+			return stop, step, err
 		}
 		if !more {
 			return StopCompleted, step, nil
@@ -176,6 +189,7 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 		r.ev.emit(Event{Type: EventRetry, Step: step, Attempt: ri.Attempt, Error: ri.Err.Error(), WaitMS: ri.Wait.Milliseconds()})
 	})
 	req := &Request{Model: r.cfg.Model, System: r.cfg.System, Messages: r.messages, Tools: r.tools, MaxTokens: r.cfg.MaxTokens}
+	r.beforeModel(ctx, step, req)
 	resp, err := r.cfg.Provider.Complete(ctx, req, func(s string) {
 		r.ev.emit(Event{Type: EventTextDelta, Step: step, Text: s})
 	})
@@ -243,6 +257,8 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 	switch {
 	case ctx.Err() != nil:
 		res = praxis.ErrorResult(praxis.Errorf(praxis.ECancelled, "%s was not run: the run is stopping", c.Name))
+	case r.refuse(ctx, step, c, &res):
+		// A budget, a hook or a permission rule refused the call.
 	default:
 		var err error
 		res, err = r.cfg.Tools.Call(ctx, c.Name, objectOrEmpty(c.Input))
@@ -262,6 +278,7 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 	if text == "" {
 		text = "(no output)"
 	}
+	text = r.afterTool(ctx, step, c, res, text)
 	r.ev.emit(Event{
 		Type: EventToolResult, Step: step, CallID: c.ID, Tool: c.Name, Output: text,
 		IsError: res.IsError, Code: string(res.Code), DurationMS: time.Since(start).Milliseconds(),

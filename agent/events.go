@@ -88,6 +88,9 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// ElapsedMS is the run's duration.
 	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
+
+	// The fields of the harness controls' events (harness.go).
+	HarnessFields
 }
 
 // NewRunID returns a new run ID: the UTC time to the second, then random

@@ -87,6 +87,9 @@ type Request struct {
 	// MaxTokens bounds the reply's output tokens; 0 means the provider's
 	// default.
 	MaxTokens int
+	// Compacted is the number of model replies that compaction folded into
+	// a summary: the conversation had that many more than Messages shows.
+	Compacted int
 }
 
 // Usage counts the tokens of one call, or of a run.

@@ -80,7 +80,7 @@ func (s *Scripted) Complete(ctx context.Context, req *Request, onText StreamFunc
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n := 0
+	n := req.Compacted
 	for _, m := range req.Messages {
 		if m.Role == RoleAssistant {
 			n++

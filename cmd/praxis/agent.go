@@ -25,6 +25,9 @@ const (
 
 // agentExit maps a stop reason to the exit status.
 func agentExit(stop agent.StopReason) int {
+	if code, ok := harnessExit(stop); ok {
+		return code
+	}
 	switch stop {
 	case agent.StopCompleted:
 		return exitOK
@@ -67,6 +70,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		systemAppend = fs.String("system-append", "", "append this `file` to the system prompt")
 		asJSON       = fs.Bool("json", false, "print events as JSON Lines on standard output instead of a transcript")
 	)
+	hf := addHarnessFlags(fs)
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -74,13 +78,16 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && !hf.resuming() {
 		fs.Usage()
 		return exitUsage
 	}
-	task, err := agentTask(fs.Args(), io.in)
-	if err != nil {
-		return fail(exitUsage, "%v", err)
+	var task string
+	var err error
+	if fs.NArg() > 0 { // a resumed session may go on without a new prompt
+		if task, err = agentTask(fs.Args(), io.in); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
 	}
 	if *maxSteps <= 0 {
 		return fail(exitUsage, "--max-steps must be positive")
@@ -128,17 +135,16 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	if *asJSON {
 		sink = agent.JSONLines(io.out)
 	} else {
-		sink = agent.NewTranscript(io.out).Handle
+		sink = agent.TranscriptHandler(io.out)
 	}
-	a, err := agent.New(agent.Config{
+	out, code := hf.runHarnessed(ctx, agent.Config{
 		Provider: prov, Model: modelName, Tools: cat, System: system,
 		MaxSteps: *maxSteps, Timeout: *timeout, MaxTokens: *maxTokens,
 		OnEvent: sink, Logger: log,
-	})
-	if err != nil {
-		return fail(exitToolError, "%v", err)
+	}, task, eng.Workspace().Dir(), *asJSON, io, log)
+	if code >= 0 {
+		return code
 	}
-	out := a.Run(ctx, task)
 	if out.Err != nil {
 		log.Log(ctx, levelFor(out.StopReason), "agent run ended", "run", out.RunID, "stop_reason", out.StopReason, "err", out.Err)
 	}

@@ -39,6 +39,7 @@ func commands() []command {
 		{"serve", "serve the tools over MCP (stdio, or streamable HTTP with --http)", runServe},
 		{"connect", "serve on stdio by forwarding to a remote praxis serve --http", runConnect},
 		{"mcp", "list external MCP servers and their tools (mcp list)", runMCP},
+		{"sessions", "list, show and replay agent sessions (sessions list|show|replay)", runSessions},
 		{"tools", "list the engine's tools", runTools},
 		{"skills", "list, show and check skills (SKILL.md)", runSkills},
 		{"version", "print the version", runVersion},

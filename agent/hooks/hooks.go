@@ -1,0 +1,199 @@
+// Package hooks runs user commands at points of an agent run, in the
+// convention Claude Code established, so that existing hook scripts work.
+//
+// A configuration maps events to matcher groups, each a tool-name regular
+// expression and the commands to run:
+//
+//	{"hooks": {"PreToolUse": [{"matcher": "bash|write_file",
+//	    "hooks": [{"type": "command", "command": "./check.sh", "timeout": 10}]}]}}
+//
+// The same shape may be written in YAML. Each matching command runs with
+// "sh -c", gets a JSON description of the event on stdin and the session's
+// working directory as its own. Exit status 0 continues (a JSON object on
+// stdout may refine the outcome), 2 blocks with stderr as the reason, any
+// other status is a non-blocking failure that is reported. A command that
+// outlives its timeout is killed with its whole process group and reported;
+// it never hangs the run. Processes a command leaves behind in its group are
+// killed when it ends.
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Event names a point of a run where hooks run.
+type Event string
+
+// The events.
+const (
+	SessionStart     Event = "SessionStart"     // a run starts or resumes; matcher against "startup" or "resume"
+	UserPromptSubmit Event = "UserPromptSubmit" // the task (or a follow-up prompt) is about to be sent
+	PreToolUse       Event = "PreToolUse"       // a tool call is about to run; matcher against the tool name
+	PostToolUse      Event = "PostToolUse"      // a tool call has run; matcher against the tool name
+	Stop             Event = "Stop"             // the model has answered without calling a tool
+)
+
+// knownEvents are the events, in the order a run meets them.
+var knownEvents = []Event{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop}
+
+// DefaultTimeout bounds a command whose configuration names no timeout.
+const DefaultTimeout = 60 * time.Second
+
+// ignoredEvents are events of the Claude Code convention that Praxis does
+// not fire; a configuration may name them (a shared settings file does),
+// and they are skipped.
+var ignoredEvents = []Event{"Notification", "SubagentStop", "PreCompact", "SessionEnd"}
+
+// Config is a hooks configuration.
+type Config struct {
+	Hooks map[Event][]Group `json:"hooks" yaml:"hooks"`
+
+	// Skipped describes what of the file is not used: events Praxis does
+	// not fire and hooks of types other than "command".
+	Skipped []string `json:"-" yaml:"-"`
+}
+
+// Group is a matcher and the commands it runs.
+type Group struct {
+	// Matcher is a regular expression that must match the whole tool name
+	// (or, for SessionStart, the source). Empty or "*" matches everything;
+	// UserPromptSubmit and Stop ignore it.
+	Matcher string    `json:"matcher,omitempty" yaml:"matcher,omitempty"`
+	Hooks   []Command `json:"hooks" yaml:"hooks"`
+
+	re *regexp.Regexp
+}
+
+// Command is one hook command.
+type Command struct {
+	// Type must be "command" (the only kind there is); empty means it.
+	Type    string `json:"type,omitempty" yaml:"type,omitempty"`
+	Command string `json:"command" yaml:"command"`
+	// Timeout is in seconds; 0 means DefaultTimeout.
+	Timeout float64 `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+}
+
+// Load reads a configuration file: YAML when its name ends in .yaml or
+// .yml, JSON otherwise. Other top-level keys (a settings file's
+// "permissions", say) are ignored.
+func Load(name string) (*Config, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("hooks: %w", err)
+	}
+	ext := strings.ToLower(filepath.Ext(name))
+	c, err := Parse(b, ext == ".yaml" || ext == ".yml")
+	if err != nil {
+		return nil, fmt.Errorf("hooks %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// Parse parses a configuration, YAML if isYAML and JSON otherwise, and
+// checks it: known events, compilable matchers, a command in every hook.
+// Events of the convention that Praxis does not fire, and hooks of other
+// types than "command", are left out and listed in Skipped.
+func Parse(b []byte, isYAML bool) (*Config, error) {
+	var c Config
+	if isYAML {
+		if err := yaml.Unmarshal(b, &c); err != nil {
+			return nil, err
+		}
+	} else if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	for _, ev := range ignoredEvents {
+		if _, ok := c.Hooks[ev]; ok {
+			c.Skipped = append(c.Skipped, fmt.Sprintf("%s hooks (Praxis does not fire %s)", ev, ev))
+			delete(c.Hooks, ev)
+		}
+	}
+	for ev, groups := range c.Hooks {
+		if !known(ev) {
+			return nil, fmt.Errorf("unknown hook event %q (known: %s)", ev, eventList())
+		}
+		for i := range groups {
+			g := &groups[i]
+			if g.Matcher != "" && g.Matcher != "*" {
+				re, err := regexp.Compile(`^(?:` + g.Matcher + `)$`)
+				if err != nil {
+					return nil, fmt.Errorf("%s[%d]: matcher: %w", ev, i, err)
+				}
+				g.re = re
+			}
+			kept := g.Hooks[:0]
+			for j, h := range g.Hooks {
+				if h.Type != "" && h.Type != "command" {
+					c.Skipped = append(c.Skipped, fmt.Sprintf("%s[%d].hooks[%d]: type %q (only \"command\" hooks run)", ev, i, j, h.Type))
+					continue
+				}
+				kept = append(kept, h)
+				if strings.TrimSpace(h.Command) == "" {
+					return nil, fmt.Errorf("%s[%d].hooks[%d]: no command", ev, i, j)
+				}
+				if h.Timeout < 0 {
+					return nil, fmt.Errorf("%s[%d].hooks[%d]: negative timeout", ev, i, j)
+				}
+			}
+			g.Hooks = kept
+		}
+	}
+	sort.Strings(c.Skipped)
+	return &c, nil
+}
+
+func known(e Event) bool {
+	for _, k := range knownEvents {
+		if k == e {
+			return true
+		}
+	}
+	return false
+}
+
+func eventList() string {
+	var b bytes.Buffer
+	for i, e := range knownEvents {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(e))
+	}
+	return b.String()
+}
+
+// matches reports whether g applies to subject.
+func (g *Group) matches(subject string) bool {
+	return g.re == nil || g.re.MatchString(subject)
+}
+
+// commands returns the commands configured for ev that match subject, in
+// configuration order.
+func (c *Config) commands(ev Event, subject string) []Command {
+	if c == nil {
+		return nil
+	}
+	var out []Command
+	for i := range c.Hooks[ev] {
+		g := &c.Hooks[ev][i]
+		// UserPromptSubmit and Stop have nothing to match: their matchers
+		// are ignored, as the convention has it.
+		if ev == UserPromptSubmit || ev == Stop || g.matches(subject) {
+			out = append(out, g.Hooks...)
+		}
+	}
+	return out
+}
+
+// Has reports whether any hook is configured for ev.
+func (c *Config) Has(ev Event) bool { return c != nil && len(c.Hooks[ev]) > 0 }

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/agent/doomloop"
+	"github.com/praxis-tools/praxis/agent/hooks"
+	"github.com/praxis-tools/praxis/agent/journal"
+	"github.com/praxis-tools/praxis/agent/permission"
+)
+
+// Exit statuses of "praxis agent" for the harness controls' stop reasons.
+const (
+	exitMaxTokens     = 5
+	exitMaxToolCalls  = 6
+	exitDoomLoop      = 7
+	exitGateFailed    = 8
+	exitStoppedByHook = 9
+	exitMaxIterations = 10
+)
+
+// harnessExit maps the harness controls' stop reasons to exit statuses.
+func harnessExit(stop agent.StopReason) (int, bool) {
+	switch stop {
+	case agent.StopMaxTokens:
+		return exitMaxTokens, true
+	case agent.StopMaxToolCalls:
+		return exitMaxToolCalls, true
+	case agent.StopDoomLoop:
+		return exitDoomLoop, true
+	case agent.StopGateFailed:
+		return exitGateFailed, true
+	case agent.StopHook:
+		return exitStoppedByHook, true
+	case agent.StopMaxIterations:
+		return exitMaxIterations, true
+	}
+	return 0, false
+}
+
+// sessionsDir is where a workspace's session journals live.
+func sessionsDir(workspace string) string {
+	return filepath.Join(workspace, ".praxis", "sessions")
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ", ") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+// harnessFlags are the flags of the harness controls of "praxis agent".
+type harnessFlags struct {
+	maxTokens, maxToolCalls int
+	gates                   stringList
+	maxGateAttempts         int
+	hooksFile, permsFile    string
+	allow, ask, deny        stringList
+	doomThreshold           int
+	doomExempt              string
+	contextWindow           int
+	compactAt               float64
+	keepRecent              int
+	maxToolResult           int
+	resume                  string
+	cont                    bool
+	noJournal               bool
+	iterations              int
+	progress                string
+}
+
+func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
+	hf := &harnessFlags{}
+	fs.IntVar(&hf.maxTokens, "max-tokens", 0, "stop when input and output tokens summed over the run reach `N` (default none)")
+	fs.IntVar(&hf.maxToolCalls, "max-tool-calls", 0, "stop when the model wants more than `N` tool calls (default none)")
+	fs.Var(&hf.gates, "gate", "a `command` that must pass before the run completes (repeatable; run in order under the sandbox)")
+	fs.IntVar(&hf.maxGateAttempts, "max-gate-attempts", 3, "stop with gate_failed after the gates failed `N` times")
+	fs.StringVar(&hf.hooksFile, "hooks", "", "a hooks config `file` (JSON or YAML, Claude Code format: a settings.json works)")
+	fs.StringVar(&hf.permsFile, "permissions", "", "a `file` with a permissions object of allow/ask/deny rules (JSON or YAML)")
+	fs.Var(&hf.allow, "allow", "allow calls matching `RULE`, e.g. 'bash(go test*)' (repeatable)")
+	fs.Var(&hf.ask, "ask", "ask before calls matching `RULE`; refused without a terminal (repeatable)")
+	fs.Var(&hf.deny, "deny", "refuse calls matching `RULE`, e.g. 'edit_file(**/*.lock)'; deny wins (repeatable)")
+	fs.IntVar(&hf.doomThreshold, "doom-loop", doomloop.DefaultThreshold, "warn, then stop, when the model repeats itself `N` times (0: off)")
+	fs.StringVar(&hf.doomExempt, "doom-exempt", "job_output", "comma-separated `globs` of polling tools the loop detector ignores")
+	fs.IntVar(&hf.contextWindow, "context-window", -1, "the model's context window in `tokens` (default: 200000 for anthropic, 128000 for openai, off for scripted; 0: no compaction)")
+	fs.Float64Var(&hf.compactAt, "compact-at", 0.8, "compact the conversation before it exceeds this `fraction` of the context window")
+	fs.IntVar(&hf.keepRecent, "keep-recent", 4, "keep the last `N` messages verbatim when compacting")
+	fs.IntVar(&hf.maxToolResult, "max-tool-result", agent.DefaultMaxToolResult, "cut tool results longer than `N` bytes, saving the full text under .praxis/tool-results/")
+	fs.StringVar(&hf.resume, "resume", "", "go on with session `ID` from its journal (TASK, if given, is the next prompt)")
+	fs.BoolVar(&hf.cont, "continue", false, "go on with the latest session of the workspace")
+	fs.BoolVar(&hf.noJournal, "no-journal", false, "do not write the session journal under .praxis/sessions/")
+	fs.IntVar(&hf.iterations, "iterations", 0, "run up to `N` sessions with fresh contexts, each doing one unit of work (needs --progress)")
+	fs.StringVar(&hf.progress, "progress", "", "the progress `file` the sessions of --iterations read and update")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintln(fs.Output(), "\nThe harness controls' exit statuses: 5 max_tokens, 6 max_tool_calls, 7 doom_loop,\n"+
+			"8 gate_failed, 9 stopped_by_hook, 10 max_iterations. Sessions are journaled under\n"+
+			".praxis/sessions/ (see \"praxis sessions\").")
+	}
+	return hf
+}
+
+// resuming reports whether the run goes on with a stored session.
+func (hf *harnessFlags) resuming() bool { return hf.resume != "" || hf.cont }
+
+// check reports flag combinations that make no sense.
+func (hf *harnessFlags) check() error {
+	switch {
+	case hf.resume != "" && hf.cont:
+		return errors.New("--resume and --continue exclude each other")
+	case hf.resuming() && hf.noJournal:
+		return errors.New("--resume and --continue need the journal; drop --no-journal")
+	case hf.resuming() && hf.iterations > 0:
+		return errors.New("--iterations starts fresh sessions; it does not combine with --resume or --continue")
+	case hf.iterations > 0 && hf.progress == "":
+		return errors.New("--iterations needs --progress FILE")
+	case hf.iterations < 0 || hf.maxTokens < 0 || hf.maxToolCalls < 0 || hf.doomThreshold < 0 || hf.keepRecent < 0 || hf.maxToolResult < 0:
+		return errors.New("budgets and counts cannot be negative")
+	case hf.maxGateAttempts < 1:
+		return errors.New("--max-gate-attempts must be at least 1")
+	case hf.compactAt <= 0 || hf.compactAt > 1:
+		return errors.New("--compact-at must be in (0, 1]")
+	}
+	return nil
+}
+
+// harness builds the controls the flags describe.
+func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io stdio, log *slog.Logger) (*agent.Harness, error) {
+	if err := hf.check(); err != nil {
+		return nil, err
+	}
+	h := &agent.Harness{
+		MaxTokens: hf.maxTokens, MaxToolCalls: hf.maxToolCalls,
+		Gates: hf.gates, MaxGateAttempts: hf.maxGateAttempts,
+		MaxToolResult: hf.maxToolResult, Workspace: workspace,
+	}
+	if hf.doomThreshold > 0 {
+		var exempt []string
+		for g := range strings.SplitSeq(hf.doomExempt, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				exempt = append(exempt, g)
+			}
+		}
+		h.DoomLoop = &doomloop.Config{Threshold: hf.doomThreshold, Exempt: exempt}
+	}
+	window := hf.contextWindow
+	if window < 0 {
+		switch provider {
+		case "anthropic":
+			window = 200000
+		case "openai":
+			window = 128000
+		default:
+			window = 0
+		}
+	}
+	h.Compaction = agent.Compaction{ContextWindow: window, Threshold: hf.compactAt, KeepRecent: hf.keepRecent}
+
+	if hf.hooksFile != "" {
+		cfg, err := hooks.Load(hf.hooksFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, what := range cfg.Skipped {
+			log.Warn("hooks: not used", "file", hf.hooksFile, "what", what)
+		}
+		h.Hooks = &hooks.Runner{Config: cfg, Dir: workspace, Logger: log,
+			Env: []string{"PRAXIS_PROJECT_DIR=" + workspace, "CLAUDE_PROJECT_DIR=" + workspace}}
+	}
+	var rules permission.Rules
+	if hf.permsFile != "" {
+		r, err := permission.Load(hf.permsFile)
+		if err != nil {
+			return nil, err
+		}
+		rules = r
+	}
+	rules.Allow = append(rules.Allow, hf.allow...)
+	rules.Ask = append(rules.Ask, hf.ask...)
+	rules.Deny = append(rules.Deny, hf.deny...)
+	if len(rules.Allow)+len(rules.Ask)+len(rules.Deny) > 0 {
+		p, err := permission.New(rules, workspace)
+		if err != nil {
+			return nil, err
+		}
+		h.Permissions = p
+		if interactive {
+			h.Prompter = &permission.Terminal{In: io.in, Out: io.err}
+		}
+	}
+	return h, nil
+}
+
+// isTerminal reports whether r is a terminal (a character device).
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// runHarnessed runs the agent under the harness controls: one session
+// (new or resumed, journaled) or, with --iterations, a series of them. It
+// returns the outcome, or an exit status >= 0 when the run could not
+// start (the reason already printed).
+func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task, workspace string, asJSON bool, io stdio, log *slog.Logger) (agent.Outcome, int) {
+	fail := func(code int, format string, a ...any) (agent.Outcome, int) {
+		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
+		return agent.Outcome{}, code
+	}
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	h, err := hf.harness(cfg.Provider.Name(), ws, !asJSON && isTerminal(io.in), io, log)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if hf.iterations == 0 {
+		return hf.session(ctx, cfg, h, task, io, log)
+	}
+
+	progress := hf.progress
+	if !filepath.IsAbs(progress) {
+		progress = filepath.Join(ws, progress)
+	}
+	if rel, err := filepath.Rel(ws, progress); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fail(exitUsage, "--progress %s is outside the workspace, where the model cannot update it", hf.progress)
+	}
+	var code = -1
+	out, n := agent.Iterations(ctx, hf.iterations, task, hf.progress, func(ctx context.Context, i int, prompt string) (agent.Outcome, bool) {
+		before, _ := os.ReadFile(progress)
+		hi := *h
+		hi.BeforeStop = func(context.Context) string {
+			if now, _ := os.ReadFile(progress); bytes.Equal(now, before) {
+				return fmt.Sprintf("Before you end this session, update the progress file %s: what this session did, what you learned and what comes next.", hf.progress)
+			}
+			return ""
+		}
+		fmt.Fprintf(io.err, "praxis agent: iteration %d of %d\n", i, hf.iterations)
+		ci := cfg
+		ci.RunID = ""
+		o, c := hf.session(ctx, ci, &hi, prompt, io, log)
+		if c >= 0 {
+			code = c
+			o.StopReason = agent.StopError
+		}
+		after, _ := os.ReadFile(progress)
+		return o, agent.DeclaredComplete(string(after))
+	})
+	if code >= 0 {
+		return out, code
+	}
+	fmt.Fprintf(io.err, "praxis agent: %d sessions, stop reason %s\n", n, out.StopReason)
+	return out, -1
+}
+
+// session runs one session: a new one with its journal, or the one
+// --resume or --continue names.
+func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.Harness, task string, io stdio, log *slog.Logger) (agent.Outcome, int) {
+	fail := func(code int, format string, a ...any) (agent.Outcome, int) {
+		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
+		return agent.Outcome{}, code
+	}
+	dir := sessionsDir(h.Workspace)
+	if !hf.noJournal {
+		if err := insideWorkspace(h.Workspace, dir); err != nil {
+			return fail(exitToolError, "the sessions directory: %v (or run with --no-journal)", err)
+		}
+	}
+	var w *journal.Writer
+	switch {
+	case hf.resuming():
+		id := hf.resume
+		if hf.cont {
+			latest, err := journal.Latest(dir)
+			if err != nil {
+				return fail(exitUsage, "--continue: %v", err)
+			}
+			id = latest
+		}
+		jw, events, jl, err := agent.ResumeSession(dir, id)
+		if err != nil {
+			return fail(exitToolError, "cannot resume session %s: %v", id, err)
+		}
+		if jl.Torn != nil {
+			log.Warn("the journal's last line was cut short by a crash and is dropped", "session", id, "line", jl.Torn.Line, "bytes", jl.Torn.Bytes)
+		}
+		w, cfg.RunID = jw, id
+		h.Resume = events
+	case !hf.noJournal:
+		id := cfg.RunID
+		if id == "" {
+			id = agent.NewRunID()
+		}
+		jw, err := journal.Create(dir, id)
+		if err != nil {
+			return fail(exitToolError, "%v", err)
+		}
+		w, cfg.RunID = jw, id
+	default:
+		if cfg.RunID == "" {
+			cfg.RunID = agent.NewRunID()
+		}
+	}
+	if h.Hooks != nil {
+		r := *h.Hooks
+		r.Env = append(append([]string(nil), r.Env...), "PRAXIS_SESSION_ID="+cfg.RunID)
+		h.Hooks = &r
+	}
+	if w != nil {
+		defer w.Close()
+		cfg.OnEvent = agent.JournalSink(w, cfg.OnEvent, log)
+		h.TranscriptPath = w.Path()
+		fmt.Fprintf(io.err, "praxis agent: session %s (journal %s; go on with: praxis agent --resume %s)\n", cfg.RunID, relTo(h.Workspace, w.Path()), cfg.RunID)
+	} else {
+		fmt.Fprintf(io.err, "praxis agent: session %s (not journaled)\n", cfg.RunID)
+	}
+	cfg.Harness = h
+	a, err := agent.New(cfg)
+	if err != nil {
+		return fail(exitToolError, "%v", err)
+	}
+	return a.Run(ctx, task), -1
+}
+
+// insideWorkspace creates dir, a directory of the workspace ws, refusing
+// symbolic links that lead outside it.
+func insideWorkspace(ws, dir string) error {
+	rel, err := filepath.Rel(ws, dir)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.MkdirAll(filepath.ToSlash(rel), 0o755)
+}
+
+func relTo(base, p string) string {
+	if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
