@@ -103,7 +103,7 @@ func Create(dir, id string) (*Writer, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	p := Path(dir, id)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	f, err := openIn(dir, id+Ext, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -124,7 +124,7 @@ func Resume(dir, id string) (*Writer, *Log, error) {
 		return nil, nil, fmt.Errorf("journal: invalid session ID %q", id)
 	}
 	p := Path(dir, id)
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	f, err := openIn(dir, id+Ext, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
@@ -296,12 +296,23 @@ func Read(dir, id string) (*Log, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("journal: invalid session ID %q", id)
 	}
-	f, err := os.Open(Path(dir, id))
+	f, err := openIn(dir, id+Ext, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	defer f.Close()
 	return read(f, id)
+}
+
+// openIn opens name inside dir through an os.Root, so that a journal file
+// swapped for a symlink cannot lead the journal outside dir.
+func openIn(dir, name string, flag int, perm os.FileMode) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenFile(name, flag, perm)
 }
 
 func read(f *os.File, id string) (*Log, error) {

@@ -332,3 +332,31 @@ func mustStat(t *testing.T, p string) os.FileInfo {
 	}
 	return fi
 }
+
+// A journal swapped for a symlink leading out of the sessions directory is
+// neither read nor appended to.
+func TestSymlinkedJournalOutsideIsRefused(t *testing.T) {
+	base := t.TempDir()
+	dir, outside := base+"/sessions", base+"/outside"
+	w := writeN(t, outside, "s1", 2)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(Path(outside, "s1"), Path(dir, "s1")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(Path(outside, "s1"))
+	if _, err := Read(dir, "s1"); err == nil {
+		t.Error("Read followed a symlink out of the sessions directory")
+	}
+	if w, _, err := Resume(dir, "s1"); err == nil {
+		w.Close()
+		t.Error("Resume followed a symlink out of the sessions directory")
+	}
+	if after, _ := os.ReadFile(Path(outside, "s1")); !bytes.Equal(before, after) {
+		t.Error("the journal outside changed")
+	}
+}
