@@ -248,6 +248,8 @@ func TestWriteFile(t *testing.T) {
 	}
 	mustFail(t, call(t, e, "write_file", map[string]any{"path": "nope.txt", "content": "x", "expect_version": oldVersion}), EConflict, "does not exist")
 	mustFail(t, call(t, e, "write_file", map[string]any{"path": "new", "content": "x"}), EIsDir)
+	big, _ := newTestEngine(t, nil, func(o *Options) { o.MaxFileBytes = 10 })
+	mustFail(t, call(t, big, "write_file", map[string]any{"path": "f.txt", "content": strings.Repeat("x", 11)}), ETooLarge, "11 bytes", "limit of 10")
 	assertNoTempFiles(t, dir)
 }
 

@@ -267,6 +267,10 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
+	if int64(len(a.Content)) > e.opts.MaxFileBytes {
+		return Result{}, Errorf(ETooLarge, "content for %s is %d bytes, over the limit of %d bytes", rel, len(a.Content), e.opts.MaxFileBytes).
+			WithDetail("Nothing was written. The engine could not read a file that large back.")
+	}
 	unlock := e.locks.lock([]string{rel})
 	defer unlock()
 
