@@ -2,6 +2,7 @@ package praxis
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -36,7 +37,10 @@ func (e *Engine) commitEdits(rs []*editResult) error {
 		if err == nil {
 			continue
 		}
-		ferr := e.ws.fail(r.Path, err).(*Error)
+		var ferr *Error
+		if !errors.As(e.ws.fail(r.Path, err), &ferr) {
+			ferr = Errorf(EIO, "%s: %v", r.Path, err)
+		}
 		if i == 0 {
 			ferr.Detail = "Nothing was written."
 			return ferr
