@@ -185,7 +185,7 @@ type committer struct {
 // commit runs prepare under the lock and writes what it returns, all or
 // nothing. prepare reads the files as they are on disk now, so that a
 // change by another process is seen (an anchor it moved is stale); it is
-// called again, up to three times, when a file changes between prepare
+// called again, up to five times, when a file changes between prepare
 // and the rename, and after that the commit fails with E_CONFLICT.
 func (c *committer) commit(ctx context.Context, prepare func() ([]fileWrite, error)) error {
 	release, err := c.lock.acquire(ctx)
@@ -203,7 +203,7 @@ func (c *committer) commit(ctx context.Context, prepare func() ([]fileWrite, err
 		if !errors.Is(err, errChanged) {
 			return err
 		}
-		if attempt == 3 {
+		if attempt == 5 {
 			return Errorf(EConflict, "%v; another program keeps writing it", err).
 				WithDetail("Nothing was written. Read the file again, or try later.")
 		}
