@@ -114,7 +114,13 @@ func (l *commitLock) tryAcquire() (release func(), ok bool) {
 	}, true
 }
 
+// open opens the lock file, creating the state directory on first use.
 func (l *commitLock) open() (*os.File, error) {
+	name := path.Join(l.dir, lockName)
+	f, err := l.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
 	if err := l.root.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -123,7 +129,7 @@ func (l *commitLock) open() (*os.File, error) {
 		f.WriteString("*\n")
 		f.Close()
 	}
-	return l.root.OpenFile(path.Join(l.dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	return l.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 }
 
 // fileWrite is one file a commit replaces.
@@ -138,6 +144,9 @@ type fileWrite struct {
 	Check  bool
 	Base   []byte
 	Absent bool
+	// Version and BaseVersion are the versions of Data and Base, when the
+	// caller has them; the commit computes them otherwise.
+	Version, BaseVersion string
 }
 
 // intent is the record of a commit in progress, written and synced before
@@ -219,11 +228,17 @@ func (c *committer) write(ws []fileWrite) error {
 		if w.Check {
 			old = ""
 			if !w.Absent {
-				old = hashline.Version(w.Base)
+				if old = w.BaseVersion; old == "" {
+					old = hashline.Version(w.Base)
+				}
 			}
 		}
+		version := w.Version
+		if version == "" {
+			version = hashline.Version(w.Data)
+		}
 		rec.Files[i] = intentFile{Path: w.Path, Temp: dir + "." + base + ".praxis-" + randomHex(6) + ".tmp",
-			Version: hashline.Version(w.Data), Old: old, Perm: uint32(w.Perm.Perm())}
+			Version: version, Old: old, Perm: uint32(w.Perm.Perm())}
 	}
 	name, err := c.writeIntent(rec)
 	if err != nil {
@@ -359,11 +374,14 @@ func (c *committer) writeIntent(rec intent) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := c.root.MkdirAll(c.state, 0o755); err != nil {
-		return "", err
-	}
 	name := path.Join(c.state, intentPrefix+randomHex(8)+intentExt)
-	if err := writeTemp(c.root, name, data, 0o644, c.sync); err != nil {
+	err = writeTemp(c.root, name, data, 0o600, c.sync)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = c.root.MkdirAll(c.state, 0o755); err == nil {
+			err = writeTemp(c.root, name, data, 0o600, c.sync)
+		}
+	}
+	if err != nil {
 		return "", err
 	}
 	if c.sync {
@@ -551,8 +569,10 @@ func writeTemp(root *os.Root, rel string, data []byte, perm fs.FileMode, sync bo
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Chmod(perm); err != nil {
-		return err
+	if perm != 0o600 {
+		if err = f.Chmod(perm); err != nil {
+			return err
+		}
 	}
 	if sync {
 		if err = f.Sync(); err != nil {

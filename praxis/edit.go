@@ -160,7 +160,8 @@ func (e *Engine) editFile(ctx context.Context, raw json.RawMessage) (Result, err
 		}
 		ws := make([]fileWrite, len(results))
 		for i, r := range results {
-			ws[i] = fileWrite{Path: r.Path, Data: r.out, Perm: fs.FileMode(r.perm), Check: true, Base: r.base.Bytes()}
+			ws[i] = fileWrite{Path: r.Path, Data: r.out, Perm: fs.FileMode(r.perm), Check: true, Base: r.base.Bytes(),
+				Version: r.Version, BaseVersion: r.PreviousVersion}
 		}
 		return ws, nil
 	}

@@ -310,7 +310,7 @@ func TestEditWithWriterOnDisk(t *testing.T) {
 		}
 		mustFail(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[0], "new_text", "A"))),
 			EConflict, "changed on disk", "Nothing was written")
-		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "a\nb\n3\n" {
+		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != fmt.Sprintf("a\nb\n%d\n", n) || n != 5 {
 			t.Errorf("after the refused edit: %q", got)
 		}
 		assertNoTempFiles(t, dir)

@@ -276,15 +276,16 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 			WithDetail("Nothing was written. The engine could not read a file that large back.")
 	}
 	data := []byte(a.Content)
+	version := hashline.Version(data)
 	var prev string
 	err = e.commits.commit(ctx, func() ([]fileWrite, error) {
-		w := fileWrite{Path: rel, Data: data, Perm: 0o644, Check: true}
+		w := fileWrite{Path: rel, Data: data, Perm: 0o644, Check: true, Version: version}
 		prev = ""
 		old, fi, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
 		switch {
 		case err == nil:
-			w.Perm, w.Base = fi.Mode().Perm(), old
 			prev = hashline.Version(old)
+			w.Perm, w.Base, w.BaseVersion = fi.Mode().Perm(), old, prev
 		case CodeOf(err) == ETooLarge && fi != nil:
 			w.Perm, w.Check = fi.Mode().Perm(), false // too large to hash: only a write without expect_version may replace it
 			prev = "(too large to hash)"
@@ -310,7 +311,6 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	version := hashline.Version(data)
 	e.history.replaced(rel, version)
 	info := writeInfo{Path: rel, Version: version, PreviousVersion: prev, Created: prev == "",
 		Lines: hashline.Parse(data).Lines(), Bytes: len(data)}
