@@ -26,19 +26,22 @@ import (
 
 var stressLong = flag.Bool("stress.long", false, "run the stress and crash tests long (many more processes, edits and kills)")
 
-// callJSON runs "praxis call --json" on ws and decodes the result.
-func callJSON(t *testing.T, ws, tool, args string) (text string, code string, isError bool) {
-	t.Helper()
-	res := runPraxis(t, ws, "", "call", "--workspace", ws, "--json", tool, args)
-	var out struct {
+// callJSON runs "praxis call --json" on ws and decodes the result. It
+// does not stop the test, so that workers on other goroutines may call it.
+func callJSON(ws, tool, args string) (text, code string, isError bool, err error) {
+	cmd := exec.Command(praxisBin, "call", "--workspace", ws, "--json", tool, args)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	var res struct {
 		Text    string `json:"text"`
 		IsError bool   `json:"isError"`
 		Code    string `json:"code"`
 	}
-	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
-		t.Fatalf("praxis call %s: exit %d, %v\n%s\n%s", tool, res.code, err, res.stdout, res.stderr)
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return "", "", false, fmt.Errorf("praxis call %s: %v, %v\n%s\n%s", tool, runErr, err, out.String(), errb.String())
 	}
-	return out.Text, out.Code, out.IsError
+	return res.Text, res.Code, res.IsError, nil
 }
 
 var anchorLine = regexp.MustCompile(`(?m)^(\d+:[0-9a-f]+)\|(.*)$`)
@@ -99,16 +102,20 @@ func TestStressConcurrentEditors(t *testing.T) {
 				if i%3 == 2 {
 					args = fmt.Sprintf(`{"path":"shared.txt","ops":[{"op":"append","new_text":%q}]}`, token)
 				} else {
-					text, _, isErr := callJSON(t, ws, "read_file", `{"path":"shared.txt"}`)
+					text, _, isErr, err := callJSON(ws, "read_file", `{"path":"shared.txt"}`)
 					ms := anchorLine.FindAllStringSubmatch(text, -1)
-					if isErr || len(ms) == 0 {
-						t.Errorf("read_file: %s", text)
+					if err != nil || isErr || len(ms) == 0 {
+						t.Errorf("read_file: %v %s", err, text)
 						return
 					}
 					m := ms[rng.IntN(len(ms))]
 					args = fmt.Sprintf(`{"path":"shared.txt","ops":[{"op":"insert_after","tag":%q,"new_text":%q}]}`, m[1], token)
 				}
-				text, code, isErr := callJSON(t, ws, "edit_file", args)
+				text, code, isErr, err := callJSON(ws, "edit_file", args)
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				if isErr && code != string(praxis.EAnchorStale) && code != string(praxis.EConflict) && code != string(praxis.EAnchorSyntax) {
 					t.Errorf("edit %s: unexpected failure %s", token, text)
 				}
@@ -223,8 +230,8 @@ func TestCrashDuringBatches(t *testing.T) {
 
 	// One batch run to its end measures how long a batch takes.
 	start := time.Now()
-	if text, _, isErr := callJSON(t, ws, "edit_file", batch(0)); isErr {
-		t.Fatal(text)
+	if text, _, isErr, err := callJSON(ws, "edit_file", batch(0)); err != nil || isErr {
+		t.Fatal(err, text)
 	}
 	full := time.Since(start)
 	if generation() != 1 {
