@@ -254,11 +254,7 @@ func (c *committer) write(ws []fileWrite) error {
 	}
 	for i, w := range ws {
 		if err := writeTemp(c.root, rec.Files[i].Temp, w.Data, w.Perm, c.sync); err != nil {
-			temps = i + 1 // O_EXCL: a temp that failed to open is not ours, but Remove is harmless then
-			if errors.Is(err, fs.ErrExist) {
-				temps = i
-			}
-			return abort(c.fail(w.Path, err, "Nothing was written."))
+			return abort(c.fail(w.Path, err, "Nothing was written.")) // writeTemp removed its own file
 		}
 		temps = i + 1
 	}

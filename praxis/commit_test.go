@@ -1,12 +1,15 @@
 package praxis
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/praxis-tools/praxis/internal/filelock"
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
@@ -109,5 +112,45 @@ func TestStateDirIsTheEngines(t *testing.T) {
 		if strings.HasPrefix(de.Name(), "intent-") {
 			t.Errorf("intent record left after the commits: %s", de.Name())
 		}
+	}
+}
+
+// TestCommitWaitsForTheLock holds the workspace's commit lock through
+// another open file, as another process would: a write waits for it, is
+// cancelled with its context, and goes through once the lock is free.
+func TestCommitWaitsForTheLock(t *testing.T) {
+	e, dir := newTestEngine(t, map[string]string{"f.txt": "x\n"})
+	mustOK(t, call(t, e, "write_file", map[string]any{"path": "f.txt", "content": "y\n"})) // creates the lock file
+	f, err := os.OpenFile(filepath.Join(dir, StateDir, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := filelock.TryLock(f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := e.Catalog().Call(ctx, "write_file", json.RawMessage(`{"path":"f.txt","content":"z\n"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, res, ECancelled, "commit lock")
+	if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "y\n" {
+		t.Fatalf("written while the lock was held: %q", got)
+	}
+	done := make(chan Result, 1)
+	go func() {
+		res, _ := e.Catalog().Call(context.Background(), "write_file", json.RawMessage(`{"path":"f.txt","content":"z\n"}`))
+		done <- res
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "y\n" {
+		t.Fatalf("written while the lock was held: %q", got)
+	}
+	filelock.Unlock(f)
+	mustOK(t, <-done)
+	if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "z\n" {
+		t.Fatalf("after the lock was released: %q", got)
 	}
 }
