@@ -172,6 +172,10 @@ type Harness struct {
 	// Resume holds the events of the session so far: the run rebuilds the
 	// conversation from them (see Fold) and goes on, with the task, if not
 	// empty, as the next prompt. Config.RunID must be the session's ID.
+	// A tool call the session started and never saw end (State.Interrupted)
+	// is settled first, exactly once: a read-only or idempotent tool runs
+	// again; any other does not, and the model is told that the call was
+	// interrupted and its effect is unknown.
 	Resume []Event
 
 	// Workspace is the workspace directory: the hooks' working directory,
@@ -297,6 +301,9 @@ func (r *run) harnessStart(ctx context.Context, task string) (StopReason, int, e
 		}
 		r.messages = st.Messages
 		hs.compacted, hs.preamble, hs.pinned = st.Compacted, st.Preamble, st.Pinned
+		for _, c := range st.Interrupted {
+			r.settleInterrupted(ctx, c)
+		}
 		if strings.TrimSpace(task) != "" {
 			r.messages = appendUserText(r.messages, task)
 		} else if n := len(r.messages); n == 0 || r.messages[n-1].Role == RoleAssistant {
@@ -321,6 +328,22 @@ func (r *run) harnessStart(ctx context.Context, task string) (StopReason, int, e
 		r.addContext(0, o.Context)
 	}
 	return "", 0, nil
+}
+
+// settleInterrupted answers call c, which the killed run before this one
+// started and did not see end: a read-only or idempotent tool is run
+// again; any other is not, and the model is told that the call was
+// interrupted and its effect is unknown. Either way the result goes to the
+// journal, so that no later resume decides again.
+func (r *run) settleInterrupted(ctx context.Context, c Block) {
+	var res Block
+	if t, ok := r.cfg.Tools.Lookup(c.Name); ok && (t.Annotations.ReadOnly || t.Annotations.Idempotent) {
+		res = r.runTool(ctx, 0, c)
+	} else {
+		res = interruptedResult(c)
+		r.ev.emit(Event{Type: EventToolResult, CallID: c.ID, Tool: c.Name, Output: res.Text, IsError: true, Code: string(praxis.ECancelled)})
+	}
+	replaceResult(r.messages, res)
 }
 
 // hookInput returns the input of a hook for this run.

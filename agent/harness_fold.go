@@ -35,6 +35,11 @@ type State struct {
 	// rebuilt from its tool events (the model's reply had not been
 	// recorded whole).
 	Partial bool
+	// Interrupted are the calls of that step that started but have no
+	// result: Messages answers each with an error saying the call was
+	// interrupted and its effect is unknown. A tool_result event of a later
+	// run (the resumed run settling the call) replaces that answer.
+	Interrupted []Block
 }
 
 // Fold rebuilds a session's state from its events, in order. It is
@@ -77,8 +82,15 @@ func Fold(events []Event) (*State, error) {
 		case EventRetry:
 			p.text = "" // the failed attempt's text is not part of the reply
 		case EventToolStart:
+			if st.interrupted(ev.CallID) >= 0 {
+				break // a resumed run running an interrupted call again
+			}
 			p.calls = append(p.calls, Block{Type: BlockToolUse, ID: ev.CallID, Name: ev.Tool, Input: ev.Input})
 		case EventToolResult:
+			if i := st.interrupted(ev.CallID); i >= 0 {
+				st.settle(i, Block{Type: BlockToolResult, ID: ev.CallID, Text: ev.Output, IsError: ev.IsError})
+				break
+			}
 			if p.results == nil {
 				p.results = map[string]Block{}
 			}
@@ -101,6 +113,7 @@ func Fold(events []Event) (*State, error) {
 				st.Usage = st.Usage.Add(*ev.Usage)
 			}
 			st.Steps++
+			st.Interrupted = nil
 			p = partialStep{}
 		case EventMessage:
 			st.Messages = appendUserText(st.Messages, ev.Text)
@@ -131,7 +144,7 @@ type partialStep struct {
 }
 
 // answer returns the tool results for calls, in their order; a call
-// without a result gets a cancelled one.
+// without a result gets an interrupted one.
 func (p *partialStep) answer(calls []Block) []Block {
 	out := make([]Block, 0, len(calls))
 	for _, c := range calls {
@@ -139,11 +152,46 @@ func (p *partialStep) answer(calls []Block) []Block {
 			out = append(out, b)
 			continue
 		}
-		res := praxis.ErrorResult(praxis.Errorf(praxis.ECancelled, "%s did not return: the run was interrupted during the call", c.Name).
-			WithDetail("Its effect on the workspace is unknown: check before you repeat it."))
-		out = append(out, Block{Type: BlockToolResult, ID: c.ID, Text: res.Text, IsError: true})
+		out = append(out, interruptedResult(c))
 	}
 	return out
+}
+
+// interruptedResult is the answer to call c, which a run started and did
+// not see end.
+func interruptedResult(c Block) Block {
+	res := praxis.ErrorResult(praxis.Errorf(praxis.ECancelled, "%s did not return: the run was interrupted during the call", c.Name).
+		WithDetail("It was not run again. Its effect on the workspace is unknown: check before you repeat it."))
+	return Block{Type: BlockToolResult, ID: c.ID, Text: res.Text, IsError: true}
+}
+
+// interrupted returns the index in st.Interrupted of call id, or -1.
+func (st *State) interrupted(id string) int {
+	for i, c := range st.Interrupted {
+		if c.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// settle answers the interrupted call st.Interrupted[i] with res.
+func (st *State) settle(i int, res Block) {
+	st.Interrupted = append(st.Interrupted[:i:i], st.Interrupted[i+1:]...)
+	replaceResult(st.Messages, res)
+}
+
+// replaceResult puts res in place of the latest tool result of the same
+// call in msgs.
+func replaceResult(msgs []Message, res Block) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for j, b := range msgs[i].Content {
+			if b.Type == BlockToolResult && b.ID == res.ID {
+				msgs[i].Content[j] = res
+				return
+			}
+		}
+	}
 }
 
 // flush completes a step cut short: when tools had started, the reply is
@@ -156,6 +204,12 @@ func (st *State) flush(p *partialStep) {
 		}
 		msg.Content = append(msg.Content, p.calls...)
 		st.Messages = append(st.Messages, msg, Message{Role: RoleUser, Content: p.answer(p.calls)})
+		st.Interrupted = nil
+		for _, c := range p.calls {
+			if _, ok := p.results[c.ID]; !ok {
+				st.Interrupted = append(st.Interrupted, c)
+			}
+		}
 		st.ToolCalls += len(p.calls)
 		st.Partial = true
 	}
@@ -206,7 +260,8 @@ func ResumeSession(dir, id string) (*journal.Writer, []Event, *journal.Log, erro
 }
 
 // JournalSink returns an event sink that appends every event to w, syncs
-// it at step boundaries and at the run's end, then passes the event on to
+// it at a tool call's start, at step boundaries and at the run's end, then
+// passes the event on to
 // next (which may be nil). A journal failure is logged once; the run goes
 // on.
 func JournalSink(w *journal.Writer, next func(Event), log *slog.Logger) func(Event) {
@@ -214,7 +269,9 @@ func JournalSink(w *journal.Writer, next func(Event), log *slog.Logger) func(Eve
 	return func(ev Event) {
 		if !failed {
 			_, err := w.Append(ev)
-			if err == nil && (ev.Type == EventStepComplete || ev.Type == EventRunComplete || ev.Type == EventRunStart) {
+			// A tool call's start is synced before the tool runs, so that
+			// a resume knows of every call that may have had an effect.
+			if err == nil && (ev.Type == EventToolStart || ev.Type == EventStepComplete || ev.Type == EventRunComplete || ev.Type == EventRunStart) {
 				err = w.Sync()
 			}
 			if err != nil {

@@ -835,3 +835,87 @@ func TestSessionStartOnResume(t *testing.T) {
 	}
 	checkFold(t, events, out.Messages)
 }
+
+// TestResumeSettlesInterruptedCalls resumes sessions whose run died during
+// a tool call: a destructive tool is not run again and the model is told
+// the call was interrupted; a read-only or idempotent one is run again
+// once. Either way the journal records the call's result, so that folding
+// the events, or resuming again, decides nothing twice.
+func TestResumeSettlesInterruptedCalls(t *testing.T) {
+	tests := []struct {
+		name    string
+		ann     praxis.Annotations
+		runs    int64 // how often the resume runs the tool
+		want    string
+		wantErr bool
+	}{
+		{"destructive", praxis.Annotations{Destructive: true}, 0, "E_CANCELLED: change did not return: the run was interrupted during the call\nIt was not run again", true},
+		{"not annotated", praxis.Annotations{}, 0, "E_CANCELLED: change did not return", true},
+		{"idempotent", praxis.Annotations{Destructive: true, Idempotent: true}, 1, "change ran", false},
+		{"read-only", praxis.Annotations{ReadOnly: true}, 1, "change ran", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int64
+			tool := praxis.Tool{Name: "change", Description: "test tool", InputSchema: json.RawMessage(`{"type": "object"}`), Annotations: tc.ann,
+				Handler: func(context.Context, json.RawMessage) (praxis.Result, error) {
+					n.Add(1)
+					return praxis.Result{Text: "change ran"}, nil
+				}}
+			cat, err := praxis.NewCatalog(tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := json.RawMessage(`{"x":1}`)
+			ev := func(seq int64, e Event) Event { e.Seq, e.RunID = seq, "s"; return e }
+			events := []Event{
+				ev(1, Event{Type: EventRunStart, Task: "task"}),
+				ev(2, Event{Type: EventTextDelta, Text: "Changing."}),
+				ev(3, Event{Type: EventToolStart, CallID: "c1", Tool: "change", Input: in}),
+				// The process died here, during the call.
+			}
+			turns := []ScriptTurn{turn("Changing.", call("change", `{"x":1}`)), turn("Done.")}
+			resume := func(events []Event) (Outcome, []Event) {
+				var got []Event
+				a, err := New(Config{Provider: &Scripted{Turns: turns}, Tools: cat, RunID: "s",
+					OnEvent: func(e Event) { got = append(got, e) }, Harness: &Harness{Resume: events}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a.Run(context.Background(), ""), got
+			}
+			out, more := resume(events)
+			if out.StopReason != StopCompleted || out.Final != "Done." {
+				t.Fatalf("resumed run: %+v", out)
+			}
+			if got := n.Load(); got != tc.runs {
+				t.Fatalf("the interrupted call ran %d times on resume, want %d", got, tc.runs)
+			}
+			res := out.Messages[2].Content[0]
+			if res.ID != "c1" || res.IsError != tc.wantErr || !strings.HasPrefix(res.Text, tc.want) {
+				t.Fatalf("the model got %+v", res)
+			}
+			results := ofType(more, EventToolResult)
+			if len(results) != 1 || results[0].CallID != "c1" || results[0].Output != res.Text {
+				t.Fatalf("the resumed run journaled %+v", results)
+			}
+			all := append(append([]Event(nil), events...), more...)
+			checkFold(t, all, out.Messages)
+			st, err := Fold(all)
+			if err != nil || len(st.Interrupted) != 0 {
+				t.Fatalf("after the resume: %v, still interrupted %+v", err, st.Interrupted)
+			}
+			// Resuming again (a new prompt) runs nothing of the old step.
+			turns = append(turns, turn("Again."))
+			again, _ := func() (Outcome, []Event) {
+				var got []Event
+				a, _ := New(Config{Provider: &Scripted{Turns: turns}, Tools: cat, RunID: "s",
+					OnEvent: func(e Event) { got = append(got, e) }, Harness: &Harness{Resume: all}})
+				return a.Run(context.Background(), "more"), got
+			}()
+			if again.StopReason != StopCompleted || n.Load() != tc.runs {
+				t.Fatalf("second resume: %+v, tool ran %d times in all", again, n.Load())
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/praxis-tools/praxis/praxis/hashline"
@@ -134,31 +135,43 @@ func (e *Engine) editFile(ctx context.Context, raw json.RawMessage) (Result, err
 		}
 		targets[i] = t
 	}
-	unlock := e.locks.lock(targets)
-	defer unlock()
-
-	results := make([]*editResult, len(edits))
-	changed := 0
-	for i, fe := range edits {
-		r, err := e.prepareEdit(targets[i], fe, len(edits) > 1)
-		if err != nil {
-			if len(edits) > 1 {
-				return Result{}, prefixError(err, fmt.Sprintf("files[%d] (%s): ", i, targets[i]))
+	var results []*editResult
+	prepare := func() ([]fileWrite, error) {
+		results = make([]*editResult, len(edits))
+		changed := 0
+		for i, fe := range edits {
+			r, err := e.prepareEdit(targets[i], fe, len(edits) > 1)
+			if err != nil {
+				if len(edits) > 1 {
+					return nil, prefixError(err, fmt.Sprintf("files[%d] (%s): ", i, targets[i]))
+				}
+				return nil, err
 			}
-			return Result{}, err
+			results[i] = r
+			changed += r.Added + r.Removed
 		}
-		results[i] = r
-		changed += r.Added + r.Removed
-	}
-	if limit := e.opts.MaxChangedLines; limit > 0 && changed > limit {
-		return Result{}, Errorf(EBudgetExceeded, "the edit changes %d lines (%d added, %d removed in all), over the limit of %d",
-			changed, sumField(results, true), sumField(results, false), limit).
-			WithDetail("Split the change into smaller edits.")
+		if limit := e.opts.MaxChangedLines; limit > 0 && changed > limit {
+			return nil, Errorf(EBudgetExceeded, "the edit changes %d lines (%d added, %d removed in all), over the limit of %d",
+				changed, sumField(results, true), sumField(results, false), limit).
+				WithDetail("Split the change into smaller edits.")
+		}
+		if a.DryRun {
+			return nil, nil
+		}
+		ws := make([]fileWrite, len(results))
+		for i, r := range results {
+			ws[i] = fileWrite{Path: r.Path, Data: r.out, Perm: fs.FileMode(r.perm), Check: true, Base: r.base.Bytes(),
+				Version: r.Version, BaseVersion: r.PreviousVersion}
+		}
+		return ws, nil
 	}
 	if a.DryRun {
+		if _, err := prepare(); err != nil {
+			return Result{}, err
+		}
 		return e.dryRunResult(results), nil
 	}
-	if err := e.commitEdits(results); err != nil {
+	if err := e.commits.commit(ctx, prepare); err != nil {
 		return Result{}, err
 	}
 	for _, r := range results {

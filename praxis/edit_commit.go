@@ -1,72 +1,10 @@
 package praxis
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"strings"
 
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
-
-// commitEdits writes prepared edits. Each file must still hold the bytes
-// the edit was prepared against (compared whole, which is cheaper than
-// hashing them again); if one write fails, the files already
-// written get their old bytes back.
-func (e *Engine) commitEdits(rs []*editResult) error {
-	for _, r := range rs {
-		if err := e.hook("verify", r.Path); err != nil {
-			return err
-		}
-		cur, _, err := e.ws.ReadFile(r.Path, e.opts.MaxFileBytes)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(cur, r.base.Bytes()) {
-			return Errorf(EConflict, "%s changed on disk while the edit was prepared: it is now version %s, the edit was made against %s", r.Path, hashline.Version(cur), r.PreviousVersion).
-				WithDetail("Nothing was written. Read the file again for fresh anchors.")
-		}
-	}
-	sync := !e.opts.NoSync
-	for i, r := range rs {
-		err := e.hook("write", r.Path)
-		if err == nil {
-			err = writeAtomic(e.ws.root, r.Path, r.out, fs.FileMode(r.perm), sync)
-		}
-		if err == nil {
-			continue
-		}
-		var ferr *Error
-		if !errors.As(e.ws.fail(r.Path, err), &ferr) {
-			ferr = Errorf(EIO, "%s: %v", r.Path, err)
-		}
-		if i == 0 {
-			ferr.Detail = "Nothing was written."
-			return ferr
-		}
-		var restored, lost []string
-		for _, w := range rs[:i] {
-			if rerr := writeAtomic(e.ws.root, w.Path, w.base.Bytes(), fs.FileMode(w.perm), sync); rerr != nil {
-				lost = append(lost, fmt.Sprintf("%s (still at the new version %s: %v)", w.Path, w.Version, rerr))
-			} else {
-				restored = append(restored, w.Path+" (back at version "+w.PreviousVersion+")")
-			}
-		}
-		var d strings.Builder
-		fmt.Fprintf(&d, "Writing %s failed after %d of %d files were written.\n", r.Path, i, len(rs))
-		if len(restored) > 0 {
-			fmt.Fprintf(&d, "Restored: %s\n", strings.Join(restored, ", "))
-		}
-		if len(lost) > 0 {
-			fmt.Fprintf(&d, "NOT restored: %s\n", strings.Join(lost, ", "))
-		}
-		fmt.Fprintf(&d, "Files after %s were not touched.", r.Path)
-		ferr.Detail = d.String()
-		return ferr
-	}
-	return nil
-}
 
 func editInfo(rs []*editResult, dry bool) map[string]any {
 	return map[string]any{"dry_run": dry, "files": rs}

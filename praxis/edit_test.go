@@ -260,20 +260,61 @@ func TestMultiFileBatch(t *testing.T) {
 	})
 }
 
-func TestEditConflictWithWriterOnDisk(t *testing.T) {
-	e, dir := newTestEngine(t, map[string]string{"f.txt": "a\nb\n"})
-	a := anchors(t, e, "f.txt")
-	e.testHook = func(stage, rel string) error {
-		if stage == "verify" {
-			writeTestFile(t, filepath.Join(dir, rel), "someone else\n")
+// TestEditWithWriterOnDisk has another program write the file between an
+// edit's preparation and its rename: the edit is prepared again from the
+// new content, so that it is refused with fresh anchors when the other
+// program changed its line, and lands beside the other change when not.
+func TestEditWithWriterOnDisk(t *testing.T) {
+	t.Run("same line", func(t *testing.T) {
+		e, dir := newTestEngine(t, map[string]string{"f.txt": "a\nb\n"})
+		a := anchors(t, e, "f.txt")
+		e.testHook = func(stage, rel string) error {
+			if stage == "verify" {
+				writeTestFile(t, filepath.Join(dir, rel), "someone else\n")
+			}
+			return nil
 		}
-		return nil
-	}
-	mustFail(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[0], "new_text", "A"))),
-		EConflict, "changed on disk", hashline.Version([]byte("someone else\n")))
-	if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "someone else\n" {
-		t.Errorf("the other writer's content was overwritten: %q", got)
-	}
+		mustFail(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[0], "new_text", "A"))),
+			EAnchorStale, "is stale", hashline.Version([]byte("someone else\n")), "1:"+hashline.Tag(1, []byte("someone else")))
+		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "someone else\n" {
+			t.Errorf("the other writer's content was overwritten: %q", got)
+		}
+		assertNoTempFiles(t, dir)
+	})
+	t.Run("other line", func(t *testing.T) {
+		e, dir := newTestEngine(t, map[string]string{"f.txt": "a\nb\n"})
+		a := anchors(t, e, "f.txt")
+		once := false
+		e.testHook = func(stage, rel string) error {
+			if stage == "verify" && !once {
+				once = true
+				writeTestFile(t, filepath.Join(dir, rel), "a\nb\nappended elsewhere\n")
+			}
+			return nil
+		}
+		mustOK(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[0], "new_text", "A"))))
+		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "A\nb\nappended elsewhere\n" {
+			t.Errorf("after the edit: %q", got)
+		}
+	})
+	t.Run("keeps changing", func(t *testing.T) {
+		e, dir := newTestEngine(t, map[string]string{"f.txt": "a\nb\n"})
+		a := anchors(t, e, "f.txt")
+		n := 0
+		e.testHook = func(stage, rel string) error {
+			if stage == "verify" {
+				n++
+				writeTestFile(t, filepath.Join(dir, rel), fmt.Sprintf("a\nb\n%d\n", n))
+			}
+			return nil
+		}
+		mustFail(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[0], "new_text", "A"))),
+			EConflict, "changed on disk", "Nothing was written")
+		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != fmt.Sprintf("a\nb\n%d\n", n) || n != 5 {
+			t.Errorf("after the refused edit: %q", got)
+		}
+		assertNoTempFiles(t, dir)
+	})
 }
 
 func TestConcurrentEditsLoseNothing(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 
 	"github.com/praxis-tools/praxis/sandbox"
 	"github.com/praxis-tools/praxis/skills"
@@ -73,12 +72,13 @@ type Engine struct {
 	ws      *Workspace
 	log     *slog.Logger
 	catalog *Catalog
-	locks   fileLocks
+	commits *committer    // every write of a workspace file
+	memSem  chan struct{} // the in-process half of a memory store's lock outside the workspace
 	history *history
 	skills  *skills.Catalog
 
-	// testHook, when set by a test, runs before each file of an edit batch
-	// is checked again ("verify") and before it is written ("write"); an
+	// testHook, when set by a test, runs before each file of a commit is
+	// checked again ("verify") and before it is renamed ("write"); an
 	// error it returns fails that step.
 	testHook func(stage, rel string) error
 
@@ -92,7 +92,10 @@ func (e *Engine) hook(stage, rel string) error {
 	return e.testHook(stage, rel)
 }
 
-// New opens the workspace and builds the engine's catalog.
+// New opens the workspace and builds the engine's catalog. It first
+// finishes the commits a killed process left in the workspace (and in a
+// memory store outside it): each is rolled forward or back, and its
+// temporary files are removed; see README.md, "Guarantees".
 func New(opts Options) (*Engine, error) {
 	if opts.Workspace == "" {
 		opts.Workspace = "."
@@ -115,7 +118,11 @@ func New(opts Options) (*Engine, error) {
 		ws:      ws,
 		log:     opts.Logger,
 		history: newHistory(opts.HistoryBytes),
+		memSem:  make(chan struct{}, 1),
 	}
+	e.commits = &committer{root: ws.root, state: StateDir, lock: newCommitLock(ws.root, StateDir),
+		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook}
+	e.recoverCommits()
 	e.skills = newSkills(opts, ws)
 	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
 		ws.Close()
@@ -150,50 +157,18 @@ func (e *Engine) Close() error {
 	return e.ws.Close()
 }
 
-// fileLocks serialises the engine's own read-modify-write cycles on one
-// file. Entries live only while someone holds or waits for them.
-type fileLocks struct {
-	mu sync.Mutex
-	m  map[string]*fileLock
-}
-
-type fileLock struct {
-	sync.Mutex
-	refs int
-}
-
-// lock locks each path, in sorted order so that two batches cannot
-// deadlock, and returns the function that unlocks them all.
-func (l *fileLocks) lock(paths []string) (unlock func()) {
-	sorted := slices.Compact(slices.Sorted(slices.Values(paths)))
-	held := make([]*fileLock, 0, len(sorted))
-	for _, p := range sorted {
-		l.mu.Lock()
-		if l.m == nil {
-			l.m = make(map[string]*fileLock)
-		}
-		fl := l.m[p]
-		if fl == nil {
-			fl = &fileLock{}
-			l.m[p] = fl
-		}
-		fl.refs++
-		l.mu.Unlock()
-		fl.Lock()
-		held = append(held, fl)
+// recoverCommits finishes the commits a killed process left, when no other
+// engine is committing (one that is recovers them itself first).
+func (e *Engine) recoverCommits() {
+	cs := []*committer{e.commits}
+	if mc, _ := e.memoryCommitter(false); mc != nil {
+		defer mc.root.Close()
+		cs = append(cs, mc)
 	}
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		for i := len(held) - 1; i >= 0; i-- {
-			held[i].Unlock()
-		}
-		for _, p := range sorted {
-			if fl := l.m[p]; fl != nil {
-				if fl.refs--; fl.refs == 0 {
-					delete(l.m, p)
-				}
-			}
+	for _, c := range cs {
+		if release, ok := c.lock.tryAcquire(); ok {
+			c.recover()
+			release()
 		}
 	}
 }

@@ -206,8 +206,12 @@ func (f fileInfo) appendHeader(b []byte) []byte {
 	return append(b, '\n')
 }
 
-// checkWritable refuses writes to protected paths.
+// checkWritable refuses writes to protected paths and to the engine's
+// state directory.
 func (e *Engine) checkWritable(rel string) error {
+	if rel == StateDir || strings.HasPrefix(rel, StateDir+"/") {
+		return Errorf(EPolicy, "%s is in %s, the engine's own state: the file tools may not change it", rel, StateDir)
+	}
 	for _, p := range e.opts.Protected {
 		p = strings.TrimPrefix(path.Clean("/"+p), "/")
 		if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) || strings.HasPrefix(rel, p+"/") {
@@ -271,39 +275,42 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 		return Result{}, Errorf(ETooLarge, "content for %s is %d bytes, over the limit of %d bytes", rel, len(a.Content), e.opts.MaxFileBytes).
 			WithDetail("Nothing was written. The engine could not read a file that large back.")
 	}
-	unlock := e.locks.lock([]string{rel})
-	defer unlock()
-
-	perm := fs.FileMode(0o644)
-	prev := ""
-	old, fi, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
-	switch {
-	case err == nil:
-		perm = fi.Mode().Perm()
-		prev = hashline.Version(old)
-	case CodeOf(err) == ETooLarge && fi != nil:
-		perm = fi.Mode().Perm() // too large to hash: only a write without expect_version may replace it
-		prev = "(too large to hash)"
-	case CodeOf(err) != ENotFound:
+	data := []byte(a.Content)
+	version := hashline.Version(data)
+	var prev string
+	err = e.commits.commit(ctx, func() ([]fileWrite, error) {
+		w := fileWrite{Path: rel, Data: data, Perm: 0o644, Check: true, Version: version}
+		prev = ""
+		old, fi, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
+		switch {
+		case err == nil:
+			prev = hashline.Version(old)
+			w.Perm, w.Base, w.BaseVersion = fi.Mode().Perm(), old, prev
+		case CodeOf(err) == ETooLarge && fi != nil:
+			w.Perm, w.Check = fi.Mode().Perm(), false // too large to hash: only a write without expect_version may replace it
+			prev = "(too large to hash)"
+		case CodeOf(err) == ENotFound:
+			w.Absent = true
+		default:
+			return nil, err
+		}
+		if a.ExpectVersion != "" && a.ExpectVersion != prev {
+			if prev == "" {
+				return nil, Errorf(EConflict, "%s does not exist, but expect_version %s was given", rel, a.ExpectVersion)
+			}
+			return nil, Errorf(EConflict, "%s is at version %s, not the expected %s", rel, prev, a.ExpectVersion).
+				WithDetail("Read the file again before writing it.")
+		}
+		if dir := path.Dir(rel); dir != "." {
+			if err := e.ws.root.MkdirAll(dir, 0o755); err != nil {
+				return nil, e.ws.fail(dir, err)
+			}
+		}
+		return []fileWrite{w}, nil
+	})
+	if err != nil {
 		return Result{}, err
 	}
-	if a.ExpectVersion != "" && a.ExpectVersion != prev {
-		if prev == "" {
-			return Result{}, Errorf(EConflict, "%s does not exist, but expect_version %s was given", rel, a.ExpectVersion)
-		}
-		return Result{}, Errorf(EConflict, "%s is at version %s, not the expected %s", rel, prev, a.ExpectVersion).
-			WithDetail("Read the file again before writing it.")
-	}
-	if dir := path.Dir(rel); dir != "." {
-		if err := e.ws.root.MkdirAll(dir, 0o755); err != nil {
-			return Result{}, e.ws.fail(dir, err)
-		}
-	}
-	data := []byte(a.Content)
-	if err := writeAtomic(e.ws.root, rel, data, perm, !e.opts.NoSync); err != nil {
-		return Result{}, e.ws.fail(rel, err)
-	}
-	version := hashline.Version(data)
 	e.history.replaced(rel, version)
 	info := writeInfo{Path: rel, Version: version, PreviousVersion: prev, Created: prev == "",
 		Lines: hashline.Parse(data).Lines(), Bytes: len(data)}

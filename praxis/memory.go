@@ -23,7 +23,7 @@ const (
 	defaultMaxMemoryBytes = 256 << 10
 	maxMemoryKey          = 64
 	memoryExt             = ".md"
-	memoryLockName        = ".lock"
+	memoryStateDir        = ".state" // the store's intent records, and its lock when it lies outside the workspace
 	maxMemoryHits         = 200
 	memoryLineClip        = 300
 )
@@ -277,55 +277,59 @@ func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, 
 	if !utf8.ValidString(a.Content) {
 		return Result{}, Errorf(EInvalidArgs, "content is not valid UTF-8")
 	}
-	root, err := e.memoryRoot(true)
+	c, err := e.memoryCommitter(true)
 	if err != nil {
 		return Result{}, err
 	}
-	defer root.Close()
-	unlock, err := lockMemory(ctx, root)
-	if err != nil {
-		return Result{}, err
-	}
-	defer unlock()
-
+	defer c.root.Close()
+	root := c.root
 	file := a.Key + memoryExt
-	var old []byte
+	var data []byte
 	created := false
-	if a.Mode == "append" {
-		old, err = readNote(root, a.Key, e.maxMemoryBytes())
-		created = CodeOf(err) == ENotFound
-	} else {
-		_, err = root.Lstat(file)
-		if created = errors.Is(err, fs.ErrNotExist); !created && err != nil {
-			err = Errorf(EIO, "reading memory note %s: %v", a.Key, errors.Unwrap(err))
+	err = c.commit(ctx, func() ([]fileWrite, error) {
+		var old []byte
+		var err error
+		if a.Mode == "append" {
+			old, err = readNote(root, a.Key, e.maxMemoryBytes())
+			created = CodeOf(err) == ENotFound
+		} else {
+			_, err = root.Lstat(file)
+			if created = errors.Is(err, fs.ErrNotExist); !created && err != nil {
+				err = Errorf(EIO, "reading memory note %s: %v", a.Key, errors.Unwrap(err))
+			}
 		}
-	}
-	if err != nil && !created {
+		if err != nil && !created {
+			return nil, err
+		}
+		data = []byte(a.Content)
+		if a.Mode == "append" {
+			data = make([]byte, 0, len(old)+len(a.Content)+2)
+			data = append(data, old...)
+			if len(old) > 0 && old[len(old)-1] != '\n' {
+				data = append(data, '\n')
+			}
+			data = append(data, a.Content...)
+			if len(a.Content) > 0 && a.Content[len(a.Content)-1] != '\n' {
+				data = append(data, '\n')
+			}
+		}
+		if limit := e.maxMemoryBytes(); int64(len(data)) > limit {
+			return nil, Errorf(ETooLarge, "memory note %s would be %d bytes, over the limit of %d bytes", a.Key, len(data), limit).
+				WithDetail("Nothing was written. Shorten the note, or split it into several keys (topic/part).")
+		}
+		if dir := path.Dir(file); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil {
+				return nil, Errorf(EIO, "creating the topic directory of %s: %v", a.Key, err)
+			}
+		}
+		// An append is made from the note as read: it must still hold that.
+		return []fileWrite{{Path: file, Data: data, Perm: 0o644, Check: a.Mode == "append", Base: old, Absent: created}}, nil
+	})
+	if err != nil {
+		if CodeOf(err) == EIO {
+			err = prefixError(err, "writing memory note "+a.Key+": ")
+		}
 		return Result{}, err
-	}
-	data := []byte(a.Content)
-	if a.Mode == "append" {
-		data = make([]byte, 0, len(old)+len(a.Content)+2)
-		data = append(data, old...)
-		if len(old) > 0 && old[len(old)-1] != '\n' {
-			data = append(data, '\n')
-		}
-		data = append(data, a.Content...)
-		if len(a.Content) > 0 && a.Content[len(a.Content)-1] != '\n' {
-			data = append(data, '\n')
-		}
-	}
-	if limit := e.maxMemoryBytes(); int64(len(data)) > limit {
-		return Result{}, Errorf(ETooLarge, "memory note %s would be %d bytes, over the limit of %d bytes", a.Key, len(data), limit).
-			WithDetail("Nothing was written. Shorten the note, or split it into several keys (topic/part).")
-	}
-	if dir := path.Dir(file); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return Result{}, Errorf(EIO, "creating the topic directory of %s: %v", a.Key, err)
-		}
-	}
-	if err := writeAtomic(root, file, data, 0o644, !e.opts.NoSync); err != nil {
-		return Result{}, Errorf(EIO, "writing memory note %s: %v", a.Key, err)
 	}
 	verb := "replaced"
 	switch {
@@ -532,19 +536,21 @@ func (e *Engine) deleteMemory(ctx context.Context, raw json.RawMessage) (Result,
 	if err := e.checkMemoryWritable(a.Key); err != nil {
 		return Result{}, err
 	}
-	root, err := e.memoryRoot(false)
+	c, err := e.memoryCommitter(false)
 	if err != nil {
 		return Result{}, err
 	}
-	if root == nil {
+	if c == nil {
 		return Result{}, Errorf(ENotFound, "memory note %s does not exist; the memory store has no notes", a.Key)
 	}
+	root := c.root
 	defer root.Close()
-	unlock, err := lockMemory(ctx, root)
+	release, err := c.lock.acquire(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	defer unlock()
+	defer release()
+	c.recover()
 	if err := root.Remove(a.Key + memoryExt); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Result{}, Errorf(ENotFound, "memory note %s does not exist", a.Key).WithDetail("list_memory shows the existing keys.")
@@ -560,29 +566,26 @@ func (e *Engine) deleteMemory(ctx context.Context, raw json.RawMessage) (Result,
 	return Result{Text: "deleted memory note " + a.Key, Structured: map[string]any{"key": a.Key}}, nil
 }
 
-// lockMemory takes the store's exclusive lock, shared with other processes,
-// waiting until ctx is done.
-func lockMemory(ctx context.Context, root *os.Root) (unlock func(), err error) {
-	f, err := root.OpenFile(memoryLockName, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, Errorf(EIO, "opening the memory lock: %v", err)
+// memoryCommitter returns the committer of the memory store, on a root of
+// the store's directory that the caller closes. With create unset, a store
+// that does not exist gives nil and no error. A store inside the workspace
+// shares the workspace's commit lock, so that its notes are not written by
+// edit_file and write_memory at once; one outside has a lock of its own.
+func (e *Engine) memoryCommitter(create bool) (*committer, error) {
+	root, err := e.memoryRoot(create)
+	if err != nil || root == nil {
+		return nil, err
 	}
-	wait := time.Millisecond
-	for {
-		ok, err := tryLockFile(f)
-		if err != nil {
-			f.Close()
-			return nil, Errorf(EIO, "locking the memory store: %v", err)
-		}
-		if ok {
-			return func() { unlockFile(f); f.Close() }, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, Errorf(ECancelled, "waiting for the memory lock: %v", ctx.Err())
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 20*time.Millisecond)
+	lock := &commitLock{root: root, dir: memoryStateDir, sem: e.memSem}
+	if _, err := e.ws.Rel(e.memoryDir()); err == nil {
+		lock = e.commits.lock
 	}
+	return &committer{root: root, state: memoryStateDir, lock: lock, sync: !e.opts.NoSync, log: e.log, hook: e.hook,
+		allowed: func(rel string) error {
+			key, ok := strings.CutSuffix(rel, memoryExt)
+			if !ok {
+				return Errorf(EInvalidArgs, "%s is not a memory note", rel)
+			}
+			return e.checkMemoryWritable(key)
+		}}, nil
 }

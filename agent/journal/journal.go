@@ -37,6 +37,8 @@ import (
 	"time"
 
 	"lukechampine.com/blake3"
+
+	"github.com/praxis-tools/praxis/internal/filelock"
 )
 
 // Ext is the file name extension of a journal.
@@ -447,4 +449,20 @@ func syncDir(dir string) {
 		_ = d.Sync()
 		d.Close()
 	}
+}
+
+// lock takes an exclusive advisory lock on f, failing at once with
+// ErrInUse if another process (or another open file) holds it. The lock goes
+// with the file's close.
+func lock(f *os.File) error {
+	err := filelock.TryLock(f)
+	switch {
+	case errors.Is(err, filelock.ErrLocked):
+		return ErrInUse
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil // no cross-process lock on this system
+	case err != nil:
+		return fmt.Errorf("journal: lock: %w", err)
+	}
+	return nil
 }

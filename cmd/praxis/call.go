@@ -15,6 +15,8 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("call", "[flags] TOOL [JSON]",
 		"Runs one tool with the arguments given as a JSON object, from the command line or,\n"+
 			"when it is absent or \"-\", from standard input, and prints the result text.\n"+
+			"A bash command runs to its end or its timeout_ms: a one-shot process does not move it\n"+
+			"to the background.\n"+
 			"Exit status: 0 on success, 1 when the tool returned an error, 2 on usage errors.", io)
 	ef := addEngineFlags(fs)
 	asJSON := fs.Bool("json", false, "print the whole result as JSON")
@@ -30,6 +32,13 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 	if err != nil {
 		fmt.Fprintf(io.err, "praxis call: %v\n", err)
 		return exitUsage
+	}
+	if ef.policy != nil {
+		// A one-shot process cannot keep a background job past its exit:
+		// bash runs every command to its end (or its timeout_ms).
+		p := *ef.policy
+		p.BackgroundAfter = -1
+		ef.policy = &p
 	}
 	eng := ef.open("call", io)
 	if eng == nil {

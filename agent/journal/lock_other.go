@@ -1,8 +1,0 @@
-//go:build !unix
-
-package journal
-
-import "os"
-
-// lock is a no-op where flock is not available.
-func lock(*os.File) error { return nil }
