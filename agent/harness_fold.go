@@ -102,6 +102,10 @@ func Fold(events []Event) (*State, error) {
 			}
 			st.Steps++
 			p = partialStep{}
+		case EventUsage:
+			if ev.Usage != nil {
+				st.Usage = st.Usage.Add(*ev.Usage)
+			}
 		case EventMessage:
 			st.Messages = appendUserText(st.Messages, ev.Text)
 		case EventCompacted:
