@@ -58,7 +58,9 @@ func DefaultPrices() Prices {
 		"gpt-4o":            {Input: 2.5, Output: 10, CacheRead: 1.25},
 		"gpt-4o-mini":       {Input: 0.15, Output: 0.6, CacheRead: 0.075},
 		"o1":                {Input: 15, Output: 60, CacheRead: 7.5},
+		"gpt-5-pro":         {Input: 15, Output: 120},
 		"o3":                {Input: 2, Output: 8, CacheRead: 0.5},
+		"o3-pro":            {Input: 20, Output: 80},
 		"o3-mini":           {Input: 1.1, Output: 4.4, CacheRead: 0.55},
 		"o4-mini":           {Input: 1.1, Output: 4.4, CacheRead: 0.275},
 	}

@@ -328,3 +328,190 @@ func TestUsageOfFailedCalls(t *testing.T) {
 		t.Errorf("usage event %+v, outcome %+v", one, out.Usage)
 	}
 }
+
+// countCacheControl counts the cache breakpoints anywhere in v.
+func countCacheControl(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k == "cache_control" {
+				n++
+			}
+			n += countCacheControl(x)
+		}
+	case []any:
+		for _, x := range v {
+			n += countCacheControl(x)
+		}
+	}
+	return n
+}
+
+// TestAnthropicCacheBreakpoints checks where the breakpoints go in
+// conversations of every length: never more than four, the tools and the
+// system prompt always, the latest message always, and the user message
+// before it, never on a thinking block.
+func TestAnthropicCacheBreakpoints(t *testing.T) {
+	tool := ToolDef{Name: "echo", Description: "Echoes.", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	msgs := []Message{{Role: RoleUser, Content: []Block{{Type: BlockText, Text: "task"}}}}
+	for turn := range 6 {
+		msgs = append(msgs,
+			Message{Role: RoleAssistant, Content: []Block{
+				{Type: BlockThinking, Text: "thought", Signature: "s"},
+				{Type: BlockToolUse, ID: fmt.Sprint("t", turn), Name: "echo", Input: json.RawMessage(`{}`)},
+			}},
+			Message{Role: RoleUser, Content: []Block{{Type: BlockToolResult, ID: fmt.Sprint("t", turn), Text: "ok"}}})
+	}
+	for n := 1; n <= len(msgs); n++ {
+		for _, withTools := range []bool{true, false} {
+			req := &Request{Model: "m", System: "sys", Messages: msgs[:n]}
+			if withTools {
+				req.Tools = []ToolDef{tool, tool}
+			}
+			var body map[string]any
+			if err := json.Unmarshal([]byte(jsonOf((&Anthropic{}).body(req, true))), &body); err != nil {
+				t.Fatal(err)
+			}
+			total := countCacheControl(body)
+			if total > 4 {
+				t.Fatalf("%d messages: %d breakpoints, the API allows 4", n, total)
+			}
+			if withTools && countCacheControl(body["tools"].([]any)[1]) != 1 || withTools && countCacheControl(body["tools"].([]any)[0]) != 0 {
+				t.Errorf("%d messages: the breakpoint is not on the last tool: %s", n, jsonOf(body["tools"]))
+			}
+			if countCacheControl(body["system"]) != 1 {
+				t.Errorf("%d messages: no breakpoint on the system prompt", n)
+			}
+			ms := body["messages"].([]any)
+			last := ms[len(ms)-1].(map[string]any)["content"].([]any)
+			if countCacheControl(last[len(last)-1]) != 1 {
+				t.Errorf("%d messages: no breakpoint on the latest block: %s", n, jsonOf(last))
+			}
+			for _, m := range ms {
+				for _, b := range m.(map[string]any)["content"].([]any) {
+					if b.(map[string]any)["type"] == "thinking" && countCacheControl(b) > 0 {
+						t.Errorf("%d messages: a breakpoint on a thinking block", n)
+					}
+				}
+			}
+			for i := len(ms) - 2; i >= 0; i-- {
+				if prev := ms[i].(map[string]any); prev["role"] == "user" {
+					if countCacheControl(prev) != 1 {
+						t.Errorf("%d messages: no breakpoint on the previous user message: %s", n, jsonOf(prev))
+					}
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestAnthropicThinking checks that thinking is asked for with its budget,
+// streams as reasoning, and goes back unchanged, signature and redacted
+// blocks included, on the next request.
+func TestAnthropicThinking(t *testing.T) {
+	first := sse(
+		"message_start", `{"type":"message_start","message":{"usage":{"input_tokens":100,"output_tokens":1}}}`,
+		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user wants "}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"an echo."}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}}`,
+		"content_block_stop", `{"type":"content_block_stop","index":0}`,
+		"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}}`,
+		"content_block_stop", `{"type":"content_block_stop","index":1}`,
+		"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"tu1","name":"echo","input":{}}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"text\":\"hi\"}"}}`,
+		"content_block_stop", `{"type":"content_block_stop","index":2}`,
+		"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}`,
+		"message_stop", `{"type":"message_stop"}`,
+	)
+	api, srv := newFakeAPI(t, reply{sse: first}, reply{sse: anthropicText("done")})
+	out, events := runAgainst(t, &Anthropic{APIKey: "k", BaseURL: srv.URL}, Config{Model: "m", Thinking: 2048, MaxTokens: 1000})
+	if out.StopReason != StopCompleted {
+		t.Fatalf("outcome %+v", out)
+	}
+	var reasoning, text strings.Builder
+	for _, e := range events {
+		switch e.Type {
+		case EventThinking:
+			reasoning.WriteString(e.Text)
+		case EventTextDelta:
+			text.WriteString(e.Text)
+		}
+	}
+	if reasoning.String() != "The user wants an echo." || text.String() != "done" {
+		t.Errorf("reasoning %q, text %q", reasoning.String(), text.String())
+	}
+	for i, got := range api.got {
+		th, _ := got.body["thinking"].(map[string]any)
+		if th["type"] != "enabled" || th["budget_tokens"] != float64(2048) {
+			t.Errorf("request %d: thinking %v", i, got.body["thinking"])
+		}
+		if mt, _ := got.body["max_tokens"].(float64); mt <= 2048 {
+			t.Errorf("request %d: max_tokens %v does not exceed the thinking budget", i, mt)
+		}
+	}
+	msgs := api.got[1].body["messages"].([]any)
+	back := jsonOf(msgs[1].(map[string]any)["content"])
+	want := `[{"signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds","thinking":"The user wants an echo.","type":"thinking"},` +
+		`{"data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP","type":"redacted_thinking"},` +
+		`{"id":"tu1","input":{"text":"hi"},"name":"echo","type":"tool_use"}]`
+	if back != want {
+		t.Errorf("the assistant turn sent back:\n got %s\nwant %s", back, want)
+	}
+}
+
+// TestOpenAIRequestFields checks max_completion_tokens (with the fallback
+// to max_tokens for servers that refuse it), reasoning_effort, and
+// reasoning text streamed by compatible servers.
+func TestOpenAIRequestFields(t *testing.T) {
+	reasoning := sse(
+		"", `{"choices":[{"index":0,"delta":{"reasoning_content":"Think "}}]}`,
+		"", `{"choices":[{"index":0,"delta":{"reasoning":"twice."}}]}`,
+		"", `{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`,
+		"", `[DONE]`,
+	)
+	api, srv := newFakeAPI(t,
+		reply{sse: reasoning},
+		reply{status: 400, body: `{"error":{"message":"Unrecognized request argument supplied: max_completion_tokens","type":"invalid_request_error"}}`},
+		reply{sse: openaiText("ok")},
+		reply{sse: openaiText("ok")},
+	)
+	p := &OpenAI{BaseURL: srv.URL}
+	req := conversation()
+	req.MaxTokens, req.Thinking = 1234, 20000
+	var got strings.Builder
+	ctx := WithReasoningStream(context.Background(), func(s string) { got.WriteString(s) })
+	resp, err := p.Complete(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != "Think twice." || resp.Message.Text() != "ok" {
+		t.Errorf("reasoning %q, text %q", got.String(), resp.Message.Text())
+	}
+	b := api.got[0].body
+	if b["max_completion_tokens"] != float64(1234) || b["max_tokens"] != nil || b["reasoning_effort"] != "high" {
+		t.Errorf("first request: %s", jsonOf(b))
+	}
+	// A server that refuses max_completion_tokens gets max_tokens, from
+	// then on.
+	for range 2 {
+		if _, err := p.Complete(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(api.got) != 4 {
+		t.Fatalf("%d requests", len(api.got))
+	}
+	for _, i := range []int{2, 3} {
+		if b := api.got[i].body; b["max_tokens"] != float64(1234) || b["max_completion_tokens"] != nil {
+			t.Errorf("request %d: %s", i, jsonOf(b))
+		}
+	}
+	for budget, want := range map[int]string{0: "", 1024: "low", 4096: "low", 8000: "medium", 16384: "medium", 32000: "high"} {
+		if got := reasoningEffort(budget); got != want {
+			t.Errorf("reasoningEffort(%d) = %q, want %q", budget, got, want)
+		}
+	}
+}
