@@ -331,11 +331,15 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 
 // answer reports the result of call c and returns its tool_result block.
 func (r *run) answer(step int, c Block, res praxis.Result, start time.Time, text string) Block {
+	var images []Image
+	for _, img := range res.Images {
+		images = append(images, Image{MIMEType: img.MIMEType, Data: img.Data})
+	}
 	r.ev.emit(Event{
-		Type: EventToolResult, Step: step, CallID: c.ID, Tool: c.Name, Output: text,
+		Type: EventToolResult, Step: step, CallID: c.ID, Tool: c.Name, Output: text, Images: images,
 		IsError: res.IsError, Code: string(res.Code), DurationMS: time.Since(start).Milliseconds(),
 	})
-	return Block{Type: BlockToolResult, ID: c.ID, Text: text, IsError: res.IsError}
+	return Block{Type: BlockToolResult, ID: c.ID, Text: text, IsError: res.IsError, Images: images}
 }
 
 // malformed answers a call the model got wrong before any tool could see

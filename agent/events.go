@@ -67,10 +67,12 @@ type Event struct {
 	Input  json.RawMessage `json:"input,omitempty"`
 	// tool_result: the text the model receives, whether it is an error and
 	// its code, and how long the call took.
-	Output     string `json:"output,omitempty"`
-	IsError    bool   `json:"is_error,omitempty"`
-	Code       string `json:"code,omitempty"`
-	DurationMS int64  `json:"duration_ms,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Images are the result's images, which go to the model with Output.
+	Images     []Image `json:"images,omitempty"`
+	IsError    bool    `json:"is_error,omitempty"`
+	Code       string  `json:"code,omitempty"`
+	DurationMS int64   `json:"duration_ms,omitempty"`
 
 	// step_complete: the assistant message of the step and the call's
 	// token usage. run_complete: the run's total usage. usage: the usage of

@@ -82,7 +82,7 @@ func Fold(events []Event) (*State, error) {
 			if p.results == nil {
 				p.results = map[string]Block{}
 			}
-			p.results[ev.CallID] = Block{Type: BlockToolResult, ID: ev.CallID, Text: ev.Output, IsError: ev.IsError}
+			p.results[ev.CallID] = Block{Type: BlockToolResult, ID: ev.CallID, Text: ev.Output, IsError: ev.IsError, Images: ev.Images}
 		case EventStepComplete:
 			if ev.Message == nil {
 				return nil, fmt.Errorf("event %d: step_complete without the model's message", ev.Seq)

@@ -30,7 +30,9 @@ const (
 // then on. Request.Thinking becomes reasoning_effort; reasoning text that
 // compatible servers stream (reasoning_content, reasoning) is reported
 // apart from the answer. Images of tool results follow the tool message
-// in a user message, the only place chat completions takes them.
+// in a user message, the only place chat completions takes them; a server
+// that refuses images (a model without vision) gets their mention in the
+// text alone from then on.
 type OpenAI struct {
 	// APIKey is sent as a bearer token; empty sends none (local servers).
 	APIKey string
@@ -44,8 +46,8 @@ type OpenAI struct {
 	IdleTimeout time.Duration
 
 	// noStream is set once the server refused to stream; legacyMax once it
-	// refused max_completion_tokens.
-	noStream, legacyMax atomic.Bool
+	// refused max_completion_tokens; noImages once it refused images.
+	noStream, legacyMax, noImages atomic.Bool
 }
 
 // Name returns "openai".
@@ -194,6 +196,9 @@ func (o *OpenAI) body(req *Request, stream bool) openaiRequest {
 				switch b.Type {
 				case BlockToolResult:
 					out.Messages = append(out.Messages, openaiMessage{Role: "tool", ToolCallID: b.ID, Content: b.Text})
+					if o.noImages.Load() {
+						continue
+					}
 					for i, img := range b.Images {
 						p := openaiPart{Type: "image_url"}
 						p.ImageURL = &struct {
@@ -243,10 +248,24 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request, onText StreamFunc) 
 			o.legacyMax.Store(true)
 		case stream && refusesStreaming(err):
 			o.noStream.Store(true)
+		case hasImages(req) && !o.noImages.Load() && refusesParam(err, "image"):
+			o.noImages.Store(true)
 		default:
 			return out, err
 		}
 	}
+}
+
+// hasImages reports whether a tool result of req has images.
+func hasImages(req *Request) bool {
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if len(b.Images) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refusesParam reports whether err is a refusal of the request parameter

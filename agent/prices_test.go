@@ -134,3 +134,28 @@ func TestCostAndMaxCost(t *testing.T) {
 		}
 	})
 }
+
+// TestTranscriptShowsThinkingAndCost checks the text transcript: reasoning
+// on lines of its own, marked, apart from the answer; cache tokens and the
+// cost on the closing line.
+func TestTranscriptShowsThinkingAndCost(t *testing.T) {
+	var b strings.Builder
+	h := TranscriptHandler(&b)
+	cost := 0.0123
+	for _, ev := range []Event{
+		{Type: EventRunStart, RunID: "r", Provider: "anthropic", Model: "m"},
+		{Type: EventThinking, Text: "First, "},
+		{Type: EventThinking, Text: "look.\nThen act."},
+		{Type: EventTextDelta, Text: "The answer."},
+		{Type: EventRunComplete, StopReason: StopCompleted, Steps: 1, Usage: &Usage{InputTokens: 10, OutputTokens: 5, CacheReadTokens: 700, CacheWriteTokens: 30}, CostUSD: &cost},
+	} {
+		h(ev)
+	}
+	want := "praxis agent · run r · anthropic m · 0 tools\n" +
+		"  ∴ First, look.\n    Then act.\n" +
+		"The answer.\n" +
+		"— completed after 1 steps, 0 tool calls · 10 tokens in, 5 out (cache: 700 read, 30 written) · $0.0123 · 0s\n"
+	if b.String() != want {
+		t.Errorf("transcript:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
