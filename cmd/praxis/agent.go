@@ -51,7 +51,8 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	fs := newFlagSet("agent", "[flags] TASK",
 		"Runs an agent on TASK (\"-\" reads it from standard input): a model that works in the\n"+
 			"workspace through Praxis's tools and the tools of external MCP servers, until it answers\n"+
-			"without calling a tool or a limit stops it.\n\n"+
+			"without calling a tool or a limit stops it. Without TASK on a terminal, it reads the turns\n"+
+			"of a conversation from you (Ctrl-C cancels a turn, Ctrl-D ends).\n\n"+
 			"The provider is --provider, or else follows from the environment: ANTHROPIC_API_KEY\n"+
 			"(anthropic), OPENAI_API_KEY or OPENAI_BASE_URL (openai, or any OpenAI-compatible server).\n\n"+
 			"Exit status: 0 when the model finished, 1 on errors, 2 on usage errors, 3 when\n"+
@@ -82,7 +83,10 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() == 0 && !hf.resuming() {
+	// Without a task, on a terminal, the user gives the turns.
+	tty, _ := io.in.(*os.File)
+	interactive := fs.NArg() == 0 && isTerminal(io.in) && *outputFormat == "text" && !*asJSON && hf.iterations == 0
+	if fs.NArg() == 0 && !hf.resuming() && !interactive {
 		fs.Usage()
 		return exitUsage
 	}
@@ -173,11 +177,20 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	default:
 		sink = agent.TranscriptHandler(io.out)
 	}
-	out, code := hf.runHarnessed(ctx, agent.Config{
+	cfg := agent.Config{
 		Provider: prov, Model: modelName, Tools: cat, System: system,
 		MaxSteps: *maxSteps, Timeout: *timeout, MaxTokens: *maxTokens, Thinking: *thinking, Prices: prices,
 		OnEvent: sink, Logger: log,
-	}, task, eng.Workspace().Dir(), format, io, log)
+	}
+	var (
+		out  agent.Outcome
+		code int
+	)
+	if interactive {
+		out, code = hf.converse(ctx, cfg, eng.Workspace().Dir(), tty, io, log)
+	} else {
+		out, code = hf.runHarnessed(ctx, cfg, task, eng.Workspace().Dir(), format, io, log)
+	}
 	if code >= 0 {
 		return code
 	}
