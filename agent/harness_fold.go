@@ -109,6 +109,9 @@ func Fold(events []Event) (*State, error) {
 		case EventMessage:
 			st.Messages = appendUserText(st.Messages, ev.Text)
 		case EventCompacted:
+			if ev.Usage != nil { // the summary's model call
+				st.Usage = st.Usage.Add(*ev.Usage)
+			}
 			if ev.Error != "" {
 				break // a failed compaction changed nothing
 			}
