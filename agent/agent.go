@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -333,6 +334,10 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 func (r *run) answer(step int, c Block, res praxis.Result, start time.Time, text string) Block {
 	var images []Image
 	for _, img := range res.Images {
+		if why := unsendable(img); why != "" {
+			text += fmt.Sprintf("\n(an image of type %q was not passed on to the model: %s)", img.MIMEType, why)
+			continue
+		}
 		images = append(images, Image{MIMEType: img.MIMEType, Data: img.Data})
 	}
 	r.ev.emit(Event{
@@ -340,6 +345,26 @@ func (r *run) answer(step int, c Block, res praxis.Result, start time.Time, text
 		IsError: res.IsError, Code: string(res.Code), DurationMS: time.Since(start).Milliseconds(),
 	})
 	return Block{Type: BlockToolResult, ID: c.ID, Text: text, IsError: res.IsError, Images: images}
+}
+
+// maxImageBytes bounds an image passed on to the model, decoded (the
+// Anthropic API's limit).
+const maxImageBytes = 5 << 20
+
+// unsendable says why img cannot go to a model as an image, or "".
+func unsendable(img praxis.Image) string {
+	switch img.MIMEType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+	default:
+		return "models take PNG, JPEG, GIF and WebP images only"
+	}
+	if base64.StdEncoding.DecodedLen(len(img.Data)) > maxImageBytes+2 {
+		return fmt.Sprintf("it is larger than %d MB", maxImageBytes>>20)
+	}
+	if _, err := base64.StdEncoding.DecodeString(img.Data); err != nil {
+		return "its data is not valid base64"
+	}
+	return ""
 }
 
 // malformed answers a call the model got wrong before any tool could see

@@ -177,9 +177,10 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		}
 		out.Tools = append(out.Tools, at)
 	}
-	for _, m := range req.Messages {
+	sent := imagesSent(req.Messages)
+	for i, m := range req.Messages {
 		am := anthropicMessage{Role: string(m.Role)}
-		for _, b := range m.Content {
+		for j, b := range m.Content {
 			switch b.Type {
 			case BlockText:
 				if b.Text != "" { // the API refuses empty text blocks
@@ -190,6 +191,9 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 				// API takes no other; the tool result says what was wrong.
 				am.Content = append(am.Content, anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: objectOrEmpty(b.Input)})
 			case BlockToolResult:
+				if !sent[[2]int{i, j}] {
+					b.Images = nil
+				}
 				am.Content = append(am.Content, anthropicBlock{Type: "tool_result", ToolUseID: b.ID, Content: anthropicResultContent(b), IsError: b.IsError})
 			case BlockThinking:
 				thinking := b.Text

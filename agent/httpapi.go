@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -150,6 +151,9 @@ var errStreamEnded = errors.New("the stream ended before the reply was complete"
 // WithRetry).
 const DefaultIdleTimeout = 2 * time.Minute
 
+// wholeReplyTimeout bounds the wait for a reply that is not streamed.
+const wholeReplyTimeout = 10 * time.Minute
+
 // errStalled is the cause of a call's context ended by its idle timer.
 var errStalled = errors.New("the stream stalled")
 
@@ -182,7 +186,12 @@ func (e endpoint) post(ctx context.Context, body any, stream bool, read func(ctx
 		timer = time.AfterFunc(idle, func() { cancel(errStalled) })
 		defer timer.Stop()
 	} else {
+		// A whole reply comes at once, when the model is done: it gets the
+		// time a long reply takes.
 		h.Set("Accept", "application/json")
+		wait := time.AfterFunc(max(idle, wholeReplyTimeout), func() { cancel(errStalled) })
+		defer wait.Stop()
+		idle = max(idle, wholeReplyTimeout)
 	}
 	resp, err := postJSON(sctx, e.hc, e.provider, e.url, h, body, e.classify)
 	if err == nil {
@@ -220,6 +229,9 @@ func isJSONReply(resp *http.Response) bool {
 	return strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "application/json")
 }
 
+// streamWord finds the word stream or streaming (not upstream).
+var streamWord = regexp.MustCompile(`(?i)\bstream(ing)?\b`)
+
 // refusesStreaming reports whether err is an API's refusal to stream, so
 // that the same request may be sent again without streaming.
 func refusesStreaming(err error) bool {
@@ -227,7 +239,7 @@ func refusesStreaming(err error) bool {
 	if !errors.As(err, &ae) || ae.Kind != ErrRefused || ae.Status < 400 || ae.Status >= 500 {
 		return false
 	}
-	return strings.Contains(strings.ToLower(ae.Message), "stream")
+	return streamWord.MatchString(ae.Message)
 }
 
 // withUsage adds u to the usage of err when it is an *APIError.

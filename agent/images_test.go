@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,5 +100,60 @@ func TestImagesSurviveResume(t *testing.T) {
 	res := st.Messages[2].Content[0]
 	if res.Type != BlockToolResult || len(res.Images) != 1 || res.Images[0].Data != tinyPNG {
 		t.Errorf("folded tool result %+v", res)
+	}
+}
+
+// TestImagesThatCannotBeSent checks that an image no model takes is left
+// out with a note in the text, and the call's other images still go.
+func TestImagesThatCannotBeSent(t *testing.T) {
+	big := strings.Repeat("A", (maxImageBytes/3+10)*4)
+	tool := praxis.Tool{
+		Name: "shots", Description: "Images of every kind.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(ctx context.Context, args json.RawMessage) (praxis.Result, error) {
+			return praxis.Result{Text: "shots", Images: []praxis.Image{
+				{MIMEType: "image/png", Data: tinyPNG},
+				{MIMEType: "image/tiff", Data: tinyPNG},
+				{MIMEType: "image/png", Data: "not base64!"},
+				{MIMEType: "image/jpeg", Data: big},
+			}}, nil
+		},
+	}
+	var events []Event
+	cat, _ := praxis.NewCatalog(tool)
+	a, _ := New(Config{Provider: &Scripted{Turns: []ScriptTurn{{ToolCalls: calls("shots")}, {Text: "ok"}}},
+		Tools: cat, OnEvent: func(e Event) { events = append(events, e) }})
+	out := a.Run(context.Background(), "task")
+	res := out.Messages[2].Content[0]
+	if len(res.Images) != 1 || res.Images[0].Data != tinyPNG {
+		t.Errorf("images sent: %d", len(res.Images))
+	}
+	for _, want := range []string{`"image/tiff" was not passed on to the model: models take PNG, JPEG, GIF and WebP`, "not valid base64", "larger than 5 MB"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the text does not say %q:\n%s", want, res.Text)
+		}
+	}
+}
+
+// TestRequestImagesAreBounded checks that a request carries the images of
+// the latest tool results only, up to maxRequestImages.
+func TestRequestImagesAreBounded(t *testing.T) {
+	var msgs []Message
+	for i := range 30 {
+		id := fmt.Sprint("s", i)
+		msgs = append(msgs,
+			Message{Role: RoleAssistant, Content: []Block{{Type: BlockToolUse, ID: id, Name: "shot", Input: json.RawMessage(`{}`)}}},
+			Message{Role: RoleUser, Content: []Block{{Type: BlockToolResult, ID: id, Text: "[image]", Images: []Image{{MIMEType: "image/png", Data: tinyPNG}}}}})
+	}
+	req := &Request{Model: "m", Messages: append([]Message{{Role: RoleUser, Content: []Block{{Type: BlockText, Text: "go"}}}}, msgs...)}
+	for name, body := range map[string]string{
+		"anthropic": jsonOf((&Anthropic{}).body(req, true)),
+		"openai":    jsonOf((&OpenAI{}).body(req, true)),
+	} {
+		if n := strings.Count(body, tinyPNG); n != maxRequestImages {
+			t.Errorf("%s: %d images in the request, want %d", name, n, maxRequestImages)
+		}
+		if last := strings.LastIndex(body, `s29`); last < 0 || !strings.Contains(body[last:], tinyPNG) {
+			t.Errorf("%s: the latest result's image is not sent", name)
+		}
 	}
 }

@@ -170,7 +170,8 @@ func (o *OpenAI) body(req *Request, stream bool) openaiRequest {
 	if req.System != "" {
 		out.Messages = append(out.Messages, openaiMessage{Role: "system", Content: req.System})
 	}
-	for _, m := range req.Messages {
+	sent := imagesSent(req.Messages)
+	for i, m := range req.Messages {
 		switch m.Role {
 		case RoleAssistant:
 			om := openaiMessage{Role: "assistant"}
@@ -192,11 +193,11 @@ func (o *OpenAI) body(req *Request, stream bool) openaiRequest {
 			// text become a user message after them.
 			var parts []openaiPart
 			var text []string
-			for _, b := range m.Content {
+			for j, b := range m.Content {
 				switch b.Type {
 				case BlockToolResult:
 					out.Messages = append(out.Messages, openaiMessage{Role: "tool", ToolCallID: b.ID, Content: b.Text})
-					if o.noImages.Load() {
+					if o.noImages.Load() || !sent[[2]int{i, j}] {
 						continue
 					}
 					for i, img := range b.Images {

@@ -60,6 +60,27 @@ type Block struct {
 	Data      string `json:"data,omitempty"`
 }
 
+// maxRequestImages bounds the images one request carries: those of the
+// latest tool results go as images, older ones as the mention in their
+// text only (APIs cap images per request, and each costs tokens).
+const maxRequestImages = 20
+
+// imagesSent returns which tool results of msgs send their images, by
+// message and block index: the latest, up to maxRequestImages images.
+func imagesSent(msgs []Message) map[[2]int]bool {
+	sent := map[[2]int]bool{}
+	left := maxRequestImages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for j := len(msgs[i].Content) - 1; j >= 0; j-- {
+			if n := len(msgs[i].Content[j].Images); n > 0 && n <= left {
+				sent[[2]int{i, j}] = true
+				left -= n
+			}
+		}
+	}
+	return sent
+}
+
 // Image is an image in a tool result.
 type Image struct {
 	// MIMEType is the image's type: image/png, image/jpeg, image/gif or

@@ -297,12 +297,14 @@ func TestStreamingRefused(t *testing.T) {
 			t.Errorf("reply %+v, err %v", resp, err)
 		}
 	})
-	t.Run("other refusals are not retried", func(t *testing.T) {
-		api, srv := newFakeAPI(t, reply{status: 400, body: `{"error":{"message":"messages: too long","type":"invalid_request_error"}}`})
-		if _, err := (&OpenAI{BaseURL: srv.URL}).Complete(context.Background(), conversation(), nil); err == nil || len(api.got) != 1 {
-			t.Errorf("err %v after %d requests", err, len(api.got))
-		}
-	})
+	for _, msg := range []string{"messages: too long", "the upstream model is not available", "livestreams are not supported"} {
+		t.Run("not for: "+msg, func(t *testing.T) {
+			api, srv := newFakeAPI(t, reply{status: 400, body: `{"error":{"message":"` + msg + `","type":"invalid_request_error"}}`})
+			if _, err := (&OpenAI{BaseURL: srv.URL}).Complete(context.Background(), conversation(), nil); err == nil || len(api.got) != 1 {
+				t.Errorf("err %v after %d requests", err, len(api.got))
+			}
+		})
+	}
 }
 
 // TestUsageOfFailedCalls checks that a call failing mid-stream still

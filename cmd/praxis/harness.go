@@ -254,6 +254,16 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	out, n := agent.Iterations(ctx, hf.iterations, task, hf.progress, func(ctx context.Context, i int, prompt string) (agent.Outcome, bool) {
 		before, _ := os.ReadFile(progress)
 		hi := *h
+		if h.MaxCost > 0 { // --max-cost bounds the series: what is left of it
+			var spent float64
+			for _, o := range sessions {
+				spent += o.CostUSD
+			}
+			if hi.MaxCost = h.MaxCost - spent; hi.MaxCost <= 0 {
+				return agent.Outcome{StopReason: agent.StopMaxCost, Priced: true,
+					Err: fmt.Errorf("the sessions so far cost $%.4f, reaching the budget of $%.4f (--max-cost)", spent, h.MaxCost)}, false
+			}
+		}
 		hi.BeforeStop = func(context.Context) string {
 			if now, _ := os.ReadFile(progress); bytes.Equal(now, before) {
 				return fmt.Sprintf("Before you end this session, update the progress file %s: what this session did, what you learned and what comes next.", hf.progress)

@@ -195,3 +195,39 @@ func TestAgentOutputFlagErrors(t *testing.T) {
 		t.Errorf("--thinking 500 with anthropic: exit %d, %q", code, errOut)
 	}
 }
+
+// TestAgentMaxCostBoundsIterations checks that --max-cost bounds a series
+// of --iterations sessions as a whole.
+func TestAgentMaxCostBoundsIterations(t *testing.T) {
+	dir := workspace(t)
+	writeFile(t, filepath.Join(dir, "progress.md"), "# Progress\n")
+	dollar := &agent.Usage{InputTokens: 1000000}
+	script := writeScript(t, []agent.ScriptTurn{
+		{ToolCalls: []agent.ScriptCall{sc("edit_file", `{"path":"progress.md","ops":[{"op":"append","new_text":"- a step"}]}`)}, Usage: dollar},
+		{Text: "Not done yet.", Usage: dollar},
+	})
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, config, "prices:\n  script: {input: 1, output: 5}\n")
+	code, out, errOut := runAgentTest(t, nil, "--workspace", dir, "--config", config, "--script", script, "--json",
+		"--iterations", "5", "--progress", "progress.md", "--max-cost", "3", "task")
+	if code != exitMaxCost {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	events := decodeEvents(t, out)
+	sum := events[len(events)-1]
+	if sum.Type != "iterations_summary" || sum.StopReason != agent.StopMaxCost {
+		t.Fatalf("summary %+v", sum)
+	}
+	var sessions, steps int
+	for _, e := range events {
+		switch e.Type {
+		case agent.EventRunStart:
+			sessions++
+		case agent.EventStepComplete:
+			steps++
+		}
+	}
+	if sessions != 2 || steps != 3 || sum.CostUSD == nil || *sum.CostUSD != 3 {
+		t.Errorf("%d sessions, %d steps, cost %v; want 2 sessions, 3 steps, $3", sessions, steps, sum.CostUSD)
+	}
+}
