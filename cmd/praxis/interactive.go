@@ -10,10 +10,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/term"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/agent/permission"
 )
 
 // interactivePrompt is what the line editor shows before each turn.
@@ -39,6 +41,12 @@ func newLineEditor(tty *os.File, out io.Writer) *lineEditor {
 // readLine reads one line. io.EOF means the user pressed Ctrl-D on an
 // empty line.
 func (e *lineEditor) readLine() (string, error) {
+	return e.readLineAfter(interactivePrompt)
+}
+
+// readLineAfter reads one line after prompt.
+func (e *lineEditor) readLineAfter(prompt string) (string, error) {
+	e.t.SetPrompt(prompt)
 	fd := int(e.tty.Fd())
 	st, err := term.MakeRaw(fd)
 	if err != nil {
@@ -53,6 +61,41 @@ func (e *lineEditor) readLine() (string, error) {
 		err = nil // a pasted line is a line
 	}
 	return line, err
+}
+
+// editorPrompter asks the questions of permission rules and hooks with
+// the line editor, which owns the terminal in the interactive mode (a
+// second reader of standard input would take the user's next turn).
+type editorPrompter struct {
+	mu  sync.Mutex
+	ed  *lineEditor
+	out io.Writer
+}
+
+// Confirm asks q; Ctrl-D, like anything but y or yes, refuses.
+func (p *editorPrompter) Confirm(ctx context.Context, q permission.Question) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	args := string(q.Args)
+	if r := []rune(args); len(r) > 500 {
+		args = string(r[:500]) + "…"
+	}
+	fmt.Fprintf(p.out, "\nAllow %s %s?\n  rule %s\n", q.Tool, args, q.Rule)
+	line, err := p.ed.readLineAfter("Allow? [y/N] ")
+	if errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
 }
 
 // ctrlCClears turns Ctrl-C at the prompt into Ctrl-U, which clears the
@@ -110,6 +153,7 @@ func (hf *harnessFlags) converse(ctx context.Context, cfg agent.Config, workspac
 	}
 	fmt.Fprintln(std.err, "praxis agent: type a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D ends.")
 	ed := newLineEditor(tty, std.out)
+	h.Prompter = &editorPrompter{ed: ed, out: std.out}
 	var (
 		out agent.Outcome
 		id  string

@@ -174,3 +174,58 @@ func TestAgentInteractive(t *testing.T) {
 		t.Errorf("resumed run ended with %+v", evs[len(evs)-1])
 	}
 }
+
+// TestAgentInteractiveAsks checks that an ask rule's question is asked
+// with the line editor in the interactive mode, and that the answer
+// decides, without taking the user's next turn.
+func TestAgentInteractiveAsks(t *testing.T) {
+	dir := workspace(t)
+	if !hasTool(t, dir, "bash") {
+		t.Skip("no bash tool in this workspace")
+	}
+	script := writeScript(t, []agent.ScriptTurn{
+		st("", sc("bash", `{"command":"echo allowed-run"}`)),
+		st("First done."),
+		st("", sc("bash", `{"command":"echo refused-run"}`)),
+		st("Second done."),
+	})
+	s := startOnPTY(t, dir, "agent", "--provider", "scripted", "--script", script, "--ask", "bash(echo *)")
+	s.expect(interactivePrompt, 1)
+	s.send("run one\r")
+	s.expect("Allow? [y/N] ", 1)
+	s.send("y\r")
+	s.expect("First done.", 1)
+	s.expect(interactivePrompt, 2)
+	s.send("run two\r")
+	s.expect("Allow? [y/N] ", 2)
+	s.send("no\r")
+	s.expect("Second done.", 1)
+	s.expect(interactivePrompt, 3)
+	s.send("\x04")
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("Ctrl-D did not end the session:\n%s", s.output())
+	}
+	out := s.output()
+	if !strings.Contains(out, "✓ bash") || !strings.Contains(out, "allowed-run") || !strings.Contains(out, "✗ bash") || !strings.Contains(out, "E_POLICY") {
+		t.Errorf("the answers did not decide:\n%s", out)
+	}
+	m := regexp.MustCompile(`session (\S+) ended; go on with`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session named:\n%s", out)
+	}
+	events, _, err := agent.ReadSession(filepath.Join(dir, ".praxis", "sessions"), m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []string
+	for _, e := range events {
+		if e.Type == agent.EventRunStart {
+			tasks = append(tasks, e.Task)
+		}
+	}
+	if got := strings.Join(tasks, "|"); got != "run one|run two" {
+		t.Errorf("the turns' prompts: %q (an answer was taken for a turn?)", got)
+	}
+}
