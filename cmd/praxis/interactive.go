@@ -140,15 +140,16 @@ func (hf *harnessFlags) converse(ctx context.Context, cfg agent.Config, workspac
 	signal.Notify(interrupt, os.Interrupt)
 	defer signal.Stop(interrupt)
 
+	// The transcript shows the run's header once, not at every turn.
 	// Without a journal, the turns so far are kept in memory to go on from.
 	var events []agent.Event
-	if hf.noJournal {
-		sink := cfg.OnEvent
-		cfg.OnEvent = func(ev agent.Event) {
+	sink := cfg.OnEvent
+	cfg.OnEvent = func(ev agent.Event) {
+		if hf.noJournal {
 			events = append(events, ev)
-			if sink != nil {
-				sink(ev)
-			}
+		}
+		if sink != nil && !(ev.Type == agent.EventRunStart && ev.Resumed) {
+			sink(ev)
 		}
 	}
 	fmt.Fprintln(std.err, "praxis agent: type a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D ends.")

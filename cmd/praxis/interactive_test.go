@@ -229,3 +229,31 @@ func TestAgentInteractiveAsks(t *testing.T) {
 		t.Errorf("the turns' prompts: %q (an answer was taken for a turn?)", got)
 	}
 }
+
+// TestAgentInteractiveWithoutJournal checks that the turns of a session
+// without a journal still make one conversation: the second turn's reply
+// is the script's second, chosen by the conversation's length.
+func TestAgentInteractiveWithoutJournal(t *testing.T) {
+	dir := workspace(t)
+	script := writeScript(t, []agent.ScriptTurn{st("Reply one."), st("Reply two.")})
+	s := startOnPTY(t, dir, "agent", "--provider", "scripted", "--script", script, "--no-journal")
+	s.expect(interactivePrompt, 1)
+	s.send("first\r")
+	s.expect("Reply one.", 1)
+	s.expect(interactivePrompt, 2)
+	s.send("second\r")
+	s.expect("Reply two.", 1)
+	s.expect(interactivePrompt, 3)
+	s.send("\x04")
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("Ctrl-D did not end the session:\n%s", s.output())
+	}
+	if n := strings.Count(s.output(), "praxis agent · run "); n != 1 {
+		t.Errorf("the run's header shows %d times:\n%s", n, s.output())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".praxis", "sessions")); len(entries) > 0 {
+		t.Errorf("a journal was written: %v", entries)
+	}
+}
