@@ -312,7 +312,7 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 		var err error
 		res, err = r.cfg.Tools.Call(ctx, c.Name, objectOrEmpty(c.Input))
 		if errors.Is(err, praxis.ErrUnknownTool) { // removed while the run went on
-			res, _ = r.malformed(c)
+			res = unknownTool(c.Name)
 		} else if err != nil {
 			res = praxis.ErrorResult(err)
 		}
@@ -381,8 +381,7 @@ func (r *run) malformed(c Block) (praxis.Result, bool) {
 			WithDetail("The call was not run. Send the arguments again as one JSON object that matches the tool's input schema."))
 		input, _ = json.Marshal(c.InvalidInput)
 	case !known:
-		res = praxis.ErrorResult(praxis.Errorf(praxis.EUnknownTool, "there is no tool called %q", c.Name).
-			WithDetail("The call was not run. Call only the tools listed in the tool definitions."))
+		res = unknownTool(c.Name)
 	default:
 		return res, false
 	}
@@ -392,6 +391,12 @@ func (r *run) malformed(c Block) (praxis.Result, bool) {
 		hs.mu.Unlock()
 	}
 	return res, true
+}
+
+// unknownTool is the answer to a call of a tool that does not exist.
+func unknownTool(name string) praxis.Result {
+	return praxis.ErrorResult(praxis.Errorf(praxis.EUnknownTool, "there is no tool called %q", name).
+		WithDetail("The call was not run. Call only the tools listed in the tool definitions."))
 }
 
 // jsonProblem says where and why raw is not valid JSON.
