@@ -173,6 +173,8 @@ type endpoint struct {
 // use. With stream set, the reply is asked for as server-sent events and a
 // reply that sends no byte for the idle timeout (waiting for the headers
 // included) is cut: the call fails with an *APIError of kind ErrStalled.
+// Without stream, the whole reply is waited for up to the idle timeout or
+// wholeReplyTimeout, whichever is longer.
 func (e endpoint) post(ctx context.Context, body any, stream bool, read func(ctx context.Context, resp *http.Response, r io.Reader) error) error {
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -189,9 +191,9 @@ func (e endpoint) post(ctx context.Context, body any, stream bool, read func(ctx
 		// A whole reply comes at once, when the model is done: it gets the
 		// time a long reply takes.
 		h.Set("Accept", "application/json")
-		wait := time.AfterFunc(max(idle, wholeReplyTimeout), func() { cancel(errStalled) })
-		defer wait.Stop()
 		idle = max(idle, wholeReplyTimeout)
+		wait := time.AfterFunc(idle, func() { cancel(errStalled) })
+		defer wait.Stop()
 	}
 	resp, err := postJSON(sctx, e.hc, e.provider, e.url, h, body, e.classify)
 	if err == nil {
