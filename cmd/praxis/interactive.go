@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,6 +82,10 @@ func (p *editorPrompter) Confirm(ctx context.Context, q permission.Question) (bo
 		return false, err
 	}
 	args := string(q.Args)
+	var compact bytes.Buffer
+	if json.Compact(&compact, q.Args) == nil {
+		args = compact.String()
+	}
 	if r := []rune(args); len(r) > 500 {
 		args = string(r[:500]) + "…"
 	}
@@ -206,6 +212,10 @@ func (hf *harnessFlags) converse(ctx context.Context, cfg agent.Config, workspac
 	if id == "" {
 		return out, exitOK
 	}
-	fmt.Fprintf(std.err, "praxis agent: session %s ended; go on with: praxis agent --resume %s\n", id, id)
+	if hf.noJournal {
+		fmt.Fprintf(std.err, "praxis agent: session %s ended (not journaled)\n", id)
+	} else {
+		fmt.Fprintf(std.err, "praxis agent: session %s ended; go on with: praxis agent --resume %s\n", id, id)
+	}
 	return out, exitOK
 }
