@@ -209,14 +209,14 @@ func TestStalledStreamIsRetried(t *testing.T) {
 					reply{sse: strings.Join(half[:3], ""), hang: true}, // text started, then silence
 					reply{hang: true}, // silence from the start
 					reply{sse: anthropicText("hello")})
-				api, p = a, &Anthropic{APIKey: "k", BaseURL: srv.URL, IdleTimeout: 200 * time.Millisecond}
+				api, p = a, &Anthropic{APIKey: "k", BaseURL: srv.URL, IdleTimeout: 500 * time.Millisecond}
 			} else {
 				half := strings.SplitAfter(openaiText("hello"), "\n\n")
 				a, srv := newFakeAPI(t,
 					reply{sse: half[0], hang: true},
 					reply{hang: true},
 					reply{sse: openaiText("hello")})
-				api, p = a, &OpenAI{APIKey: "k", BaseURL: srv.URL, IdleTimeout: 200 * time.Millisecond}
+				api, p = a, &OpenAI{APIKey: "k", BaseURL: srv.URL, IdleTimeout: 500 * time.Millisecond}
 			}
 			var retries []RetryInfo
 			rp := WithRetry(p, RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}, func(ri RetryInfo) { retries = append(retries, ri) })
