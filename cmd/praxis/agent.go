@@ -71,7 +71,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		systemFile   = fs.String("system", "", "replace the system prompt with this `file`")
 		systemAppend = fs.String("system-append", "", "append this `file` to the system prompt")
 		asJSON       = fs.Bool("json", false, "print Praxis's own events as JSON Lines on standard output instead of a transcript")
-		outputFormat = fs.String("output-format", "text", "what standard output shows: text (a transcript), json (one result object at the end) or stream-json (Claude Code's stream-json lines)")
+		outputFormat = fs.String("output-format", "text", "the `format` of standard output: text (a transcript), json (one result object at the end) or stream-json (Claude Code's stream-json lines)")
 		thinking     = fs.Int("thinking", 0, "let the model think before it answers, with a budget of `N` tokens (Anthropic: at least 1024; OpenAI: sets reasoning_effort)")
 		idleTimeout  = fs.Duration("stream-idle-timeout", agent.DefaultIdleTimeout, "retry a model reply that sends nothing for this `duration`")
 	)
