@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,13 @@ type Config struct {
 	// MaxTokens bounds the output tokens of each reply; 0 is the provider's
 	// default.
 	MaxTokens int
+	// Thinking, if positive, is the budget in tokens of the model's
+	// reasoning before each reply (see Request.Thinking).
+	Thinking int
+	// Prices give each step's cost and the run's in US dollars (cost_usd
+	// in step_complete and run_complete); a model they do not price has
+	// no cost. Nil uses DefaultPrices.
+	Prices Prices
 	// OnEvent receives every event, one at a time, in order. It must not
 	// block for long: the run waits for it.
 	OnEvent func(Event)
@@ -68,6 +76,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Prices == nil {
+		cfg.Prices = DefaultPrices()
+	}
 	return &Agent{cfg: cfg}, nil
 }
 
@@ -81,6 +92,9 @@ type Outcome struct {
 	Steps     int
 	ToolCalls int
 	Usage     Usage
+	// CostUSD is what the run cost in US dollars, when Priced.
+	CostUSD float64
+	Priced  bool
 	// Final is the model's last text.
 	Final string
 	// Messages is the whole conversation, the task first.
@@ -99,6 +113,9 @@ type run struct {
 
 	messages  []Message
 	usage     Usage
+	price     Price
+	priced    bool
+	cost      float64
 	toolCalls int
 	final     string
 
@@ -117,6 +134,7 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 	if r.ev.runID == "" {
 		r.ev.runID = NewRunID()
 	}
+	r.price, r.priced = a.cfg.Prices.Lookup(a.cfg.Model)
 	r.initHarness()
 	var names []string
 	for _, t := range a.cfg.Tools.Tools() {
@@ -137,11 +155,11 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 	}
 	out := Outcome{
 		RunID: r.ev.runID, StopReason: stop, Err: err, Steps: steps, ToolCalls: r.toolCalls,
-		Usage: r.usage, Final: r.final, Messages: r.messages,
+		Usage: r.usage, CostUSD: r.cost, Priced: r.priced, Final: r.final, Messages: r.messages,
 	}
 	done := Event{
 		Type: EventRunComplete, Step: steps, StopReason: stop, Steps: steps, ToolCalls: r.toolCalls,
-		Usage: &out.Usage, Final: r.final, ElapsedMS: time.Since(r.start).Milliseconds(),
+		Usage: &out.Usage, CostUSD: r.costOf(out.CostUSD), Final: r.final, ElapsedMS: time.Since(r.start).Milliseconds(),
 	}
 	if err != nil {
 		done.Error = err.Error()
@@ -170,6 +188,26 @@ func (r *run) loop(ctx context.Context) (StopReason, int, error) {
 	}
 }
 
+// spend counts the usage of a model call and returns its cost (nil when
+// the model has no price).
+func (r *run) spend(u Usage) *float64 {
+	r.usage = r.usage.Add(u)
+	if !r.priced {
+		return nil
+	}
+	c := r.price.Cost(r.cfg.Provider.Name(), u)
+	r.cost += c
+	return &c
+}
+
+// costOf returns &c when the run's model has a price, else nil.
+func (r *run) costOf(c float64) *float64 {
+	if !r.priced {
+		return nil
+	}
+	return &c
+}
+
 // stopReasonFor classifies the error that ended a step.
 func stopReasonFor(ctx context.Context, err error) StopReason {
 	switch {
@@ -188,18 +226,26 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 	ctx = withRetryObserver(ctx, func(ri RetryInfo) {
 		r.ev.emit(Event{Type: EventRetry, Step: step, Attempt: ri.Attempt, Error: ri.Err.Error(), WaitMS: ri.Wait.Milliseconds()})
 	})
-	req := &Request{Model: r.cfg.Model, System: r.cfg.System, Messages: r.messages, Tools: r.tools, MaxTokens: r.cfg.MaxTokens}
+	req := &Request{Model: r.cfg.Model, System: r.cfg.System, Messages: r.messages, Tools: r.tools, MaxTokens: r.cfg.MaxTokens, Thinking: r.cfg.Thinking}
 	r.beforeModel(ctx, step, req)
-	resp, err := r.cfg.Provider.Complete(ctx, req, func(s string) {
+	mctx := WithReasoningStream(ctx, func(s string) {
+		r.ev.emit(Event{Type: EventThinking, Step: step, Text: s})
+	})
+	resp, err := r.cfg.Provider.Complete(mctx, req, func(s string) {
 		r.ev.emit(Event{Type: EventTextDelta, Step: step, Text: s})
 	})
 	if err != nil {
+		// A failed call may have cost tokens too.
+		if ae := (*APIError)(nil); errors.As(err, &ae) && ae.Usage != (Usage{}) {
+			usage := ae.Usage
+			r.ev.emit(Event{Type: EventUsage, Step: step, Usage: &usage, CostUSD: r.spend(usage)})
+		}
 		if ctx.Err() != nil {
 			return false, context.Cause(ctx)
 		}
 		return false, err
 	}
-	r.usage = r.usage.Add(resp.Usage)
+	cost := r.spend(resp.Usage)
 	msg := resp.Message
 	msg.Role = RoleAssistant
 	r.messages = append(r.messages, msg)
@@ -214,7 +260,7 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 		r.messages = append(r.messages, Message{Role: RoleUser, Content: results})
 	}
 	usage := resp.Usage
-	r.ev.emit(Event{Type: EventStepComplete, Step: step, Message: &msg, Usage: &usage, ToolCalls: len(calls)})
+	r.ev.emit(Event{Type: EventStepComplete, Step: step, Message: &msg, Usage: &usage, CostUSD: cost, ToolCalls: len(calls)})
 	if ctx.Err() != nil {
 		return false, context.Cause(ctx)
 	}
@@ -253,6 +299,9 @@ func (r *run) runTools(ctx context.Context, step int, calls []Block) []Block {
 func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 	r.ev.emit(Event{Type: EventToolStart, Step: step, CallID: c.ID, Tool: c.Name, Input: c.Input})
 	start := time.Now()
+	if res, bad := r.malformed(c); bad {
+		return r.answer(step, c, res, start, res.Text)
+	}
 	var res praxis.Result
 	switch {
 	case ctx.Err() != nil:
@@ -262,9 +311,8 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 	default:
 		var err error
 		res, err = r.cfg.Tools.Call(ctx, c.Name, objectOrEmpty(c.Input))
-		if errors.Is(err, praxis.ErrUnknownTool) {
-			res = praxis.ErrorResult(praxis.Errorf(praxis.ENotFound, "there is no tool called %q", c.Name).
-				WithDetail("Call only the tools listed in the tool definitions."))
+		if errors.Is(err, praxis.ErrUnknownTool) { // removed while the run went on
+			res = unknownTool(c.Name)
 		} else if err != nil {
 			res = praxis.ErrorResult(err)
 		}
@@ -279,9 +327,88 @@ func (r *run) runTool(ctx context.Context, step int, c Block) Block {
 		text = "(no output)"
 	}
 	text = r.afterTool(ctx, step, c, res, text)
+	return r.answer(step, c, res, start, text)
+}
+
+// answer reports the result of call c and returns its tool_result block.
+func (r *run) answer(step int, c Block, res praxis.Result, start time.Time, text string) Block {
+	var images []Image
+	for _, img := range res.Images {
+		if why := unsendable(img); why != "" {
+			text += fmt.Sprintf("\n(an image of type %q was not passed on to the model: %s)", img.MIMEType, why)
+			continue
+		}
+		images = append(images, Image{MIMEType: img.MIMEType, Data: img.Data})
+	}
 	r.ev.emit(Event{
-		Type: EventToolResult, Step: step, CallID: c.ID, Tool: c.Name, Output: text,
+		Type: EventToolResult, Step: step, CallID: c.ID, Tool: c.Name, Output: text, Images: images,
 		IsError: res.IsError, Code: string(res.Code), DurationMS: time.Since(start).Milliseconds(),
 	})
-	return Block{Type: BlockToolResult, ID: c.ID, Text: text, IsError: res.IsError}
+	return Block{Type: BlockToolResult, ID: c.ID, Text: text, IsError: res.IsError, Images: images}
+}
+
+// maxImageBytes bounds an image passed on to the model, decoded (the
+// Anthropic API's limit).
+const maxImageBytes = 5 << 20
+
+// unsendable says why img cannot go to a model as an image, or "".
+func unsendable(img praxis.Image) string {
+	switch img.MIMEType {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+	default:
+		return "models take PNG, JPEG, GIF and WebP images only"
+	}
+	if base64.StdEncoding.DecodedLen(len(img.Data)) > maxImageBytes+2 {
+		return fmt.Sprintf("it is larger than %d MB", maxImageBytes>>20)
+	}
+	if _, err := base64.StdEncoding.DecodeString(img.Data); err != nil {
+		return "its data is not valid base64"
+	}
+	return ""
+}
+
+// malformed answers a call the model got wrong before any tool could see
+// it: arguments that are not JSON, or a tool that does not exist. The
+// answer is a result the model reads, not a failure of the run; the loop
+// detector counts it like any failed call, so that a model that keeps
+// sending the same bad call is stopped.
+func (r *run) malformed(c Block) (praxis.Result, bool) {
+	var res praxis.Result
+	input := objectOrEmpty(c.Input)
+	switch _, known := r.cfg.Tools.Lookup(c.Name); {
+	case c.InvalidInput != "":
+		res = praxis.ErrorResult(praxis.Errorf(praxis.EInvalidArgs, "the arguments of this %s call are not valid JSON: %s", c.Name, jsonProblem(c.InvalidInput)).
+			WithDetail("The call was not run. Send the arguments again as one JSON object that matches the tool's input schema."))
+		input, _ = json.Marshal(c.InvalidInput)
+	case !known:
+		res = unknownTool(c.Name)
+	default:
+		return res, false
+	}
+	if hs := r.hs; hs != nil && hs.doom != nil {
+		hs.mu.Lock()
+		hs.doom.Call(c.Name, input, true, string(res.Code), res.Text)
+		hs.mu.Unlock()
+	}
+	return res, true
+}
+
+// unknownTool is the answer to a call of a tool that does not exist.
+func unknownTool(name string) praxis.Result {
+	return praxis.ErrorResult(praxis.Errorf(praxis.EUnknownTool, "there is no tool called %q", name).
+		WithDetail("The call was not run. Call only the tools listed in the tool definitions."))
+}
+
+// jsonProblem says where and why raw is not valid JSON.
+func jsonProblem(raw string) string {
+	var v any
+	err := json.Unmarshal([]byte(raw), &v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s at byte %d of %q", se.Error(), se.Offset, clip(raw, 200))
+	}
+	if err != nil {
+		return fmt.Sprintf("%v in %q", err, clip(raw, 200))
+	}
+	return fmt.Sprintf("%q", clip(raw, 200))
 }

@@ -209,7 +209,7 @@ func TestUnknownToolIsAToolError(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	for _, e := range events {
-		if e.Type == EventToolResult && (!e.IsError || e.Code != "E_NOT_FOUND" || !strings.Contains(e.Output, `"no_such_tool"`)) {
+		if e.Type == EventToolResult && (!e.IsError || e.Code != "E_UNKNOWN_TOOL" || !strings.HasPrefix(e.Output, "E_UNKNOWN_TOOL: ") || !strings.Contains(e.Output, `"no_such_tool"`)) {
 			t.Errorf("result %+v", e)
 		}
 	}

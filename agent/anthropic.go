@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // Anthropic defaults.
@@ -19,6 +22,14 @@ const (
 
 // Anthropic is the Anthropic Messages API, streamed over server-sent
 // events.
+//
+// Requests mark the stable prefix for prompt caching: the tools, the system
+// prompt, the latest message and the user's message before it each end
+// with a cache_control breakpoint (four, the API's limit), so that every
+// step reads the conversation so far from the cache and writes only what
+// is new. With Request.Thinking the model thinks first (extended
+// thinking); its signed thinking blocks go back unchanged, as the API
+// requires.
 type Anthropic struct {
 	// APIKey is sent as x-api-key.
 	APIKey string
@@ -26,10 +37,29 @@ type Anthropic struct {
 	BaseURL string
 	// HTTPClient defaults to http.DefaultClient.
 	HTTPClient *http.Client
+	// IdleTimeout bounds the silence of a streamed reply; default
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+
+	// noStream is set once the API refused to stream: later calls ask for
+	// whole replies.
+	noStream atomic.Bool
 }
 
 // Name returns "anthropic".
 func (a *Anthropic) Name() string { return "anthropic" }
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+type anthropicSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
 
 type anthropicBlock struct {
 	Type      string          `json:"type"`
@@ -38,8 +68,15 @@ type anthropicBlock struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
+	// Content is a tool result's: a string, or text and image blocks.
+	Content   any              `json:"content,omitempty"`
+	IsError   bool             `json:"is_error,omitempty"`
+	Source    *anthropicSource `json:"source,omitempty"`
+	Thinking  *string          `json:"thinking,omitempty"`
+	Signature string           `json:"signature,omitempty"`
+	Data      string           `json:"data,omitempty"`
+	// CacheControl marks a cache breakpoint.
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type anthropicMessage struct {
@@ -47,12 +84,23 @@ type anthropicMessage struct {
 	Content []anthropicBlock `json:"content"`
 }
 
+type anthropicTool struct {
+	ToolDef
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type anthropicThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
 type anthropicRequest struct {
 	Model     string             `json:"model"`
 	MaxTokens int                `json:"max_tokens"`
-	System    string             `json:"system,omitempty"`
+	System    []anthropicBlock   `json:"system,omitempty"`
 	Messages  []anthropicMessage `json:"messages"`
-	Tools     []ToolDef          `json:"tools,omitempty"`
+	Tools     []anthropicTool    `json:"tools,omitempty"`
+	Thinking  *anthropicThinking `json:"thinking,omitempty"`
 	Stream    bool               `json:"stream"`
 }
 
@@ -63,6 +111,19 @@ type anthropicUsage struct {
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 }
 
+// anthropicContent is a content block of a reply, whole or as it starts
+// in a stream.
+type anthropicContent struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
+}
+
 // anthropicEvent is any event of the stream; which fields are set depends
 // on Type.
 type anthropicEvent struct {
@@ -70,17 +131,14 @@ type anthropicEvent struct {
 	Message struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
-	Index        int `json:"index"`
-	ContentBlock struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
-	} `json:"content_block"`
-	Delta struct {
+	Index        int              `json:"index"`
+	ContentBlock anthropicContent `json:"content_block"`
+	Delta        struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthropicUsage `json:"usage"`
@@ -90,26 +148,58 @@ type anthropicEvent struct {
 	} `json:"error"`
 }
 
-func (a *Anthropic) body(req *Request) anthropicRequest {
+// anthropicReply is a whole (not streamed) reply.
+type anthropicReply struct {
+	Content    []anthropicContent `json:"content"`
+	StopReason string             `json:"stop_reason"`
+	Usage      anthropicUsage     `json:"usage"`
+}
+
+func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	out := anthropicRequest{
 		Model:     req.Model,
 		MaxTokens: cmp.Or(req.MaxTokens, anthropicMaxTokensDef),
-		System:    req.System,
-		Tools:     req.Tools,
-		Stream:    true,
+		Stream:    stream,
 	}
-	for _, m := range req.Messages {
+	if req.Thinking > 0 {
+		out.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: req.Thinking}
+		if out.MaxTokens <= req.Thinking { // the budget counts within max_tokens
+			out.MaxTokens = req.Thinking + anthropicMaxTokensDef
+		}
+	}
+	if req.System != "" {
+		out.System = []anthropicBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
+	}
+	for i, t := range req.Tools {
+		at := anthropicTool{ToolDef: t}
+		if i == len(req.Tools)-1 {
+			at.CacheControl = ephemeral
+		}
+		out.Tools = append(out.Tools, at)
+	}
+	sent := imagesSent(req.Messages)
+	for i, m := range req.Messages {
 		am := anthropicMessage{Role: string(m.Role)}
-		for _, b := range m.Content {
+		for j, b := range m.Content {
 			switch b.Type {
 			case BlockText:
 				if b.Text != "" { // the API refuses empty text blocks
 					am.Content = append(am.Content, anthropicBlock{Type: "text", Text: b.Text})
 				}
 			case BlockToolUse:
+				// Arguments that were not JSON go back as an empty object: the
+				// API takes no other; the tool result says what was wrong.
 				am.Content = append(am.Content, anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: objectOrEmpty(b.Input)})
 			case BlockToolResult:
-				am.Content = append(am.Content, anthropicBlock{Type: "tool_result", ToolUseID: b.ID, Content: b.Text, IsError: b.IsError})
+				if !sent[[2]int{i, j}] {
+					b.Images = nil
+				}
+				am.Content = append(am.Content, anthropicBlock{Type: "tool_result", ToolUseID: b.ID, Content: anthropicResultContent(b), IsError: b.IsError})
+			case BlockThinking:
+				thinking := b.Text
+				am.Content = append(am.Content, anthropicBlock{Type: "thinking", Thinking: &thinking, Signature: b.Signature})
+			case BlockRedactedThinking:
+				am.Content = append(am.Content, anthropicBlock{Type: "redacted_thinking", Data: b.Data})
 			}
 		}
 		if len(am.Content) == 0 {
@@ -117,98 +207,190 @@ func (a *Anthropic) body(req *Request) anthropicRequest {
 		}
 		out.Messages = append(out.Messages, am)
 	}
+	// The conversation's breakpoints: the latest message, and the user's
+	// message before it, which the previous request wrote to the cache.
+	if n := len(out.Messages); n > 0 {
+		markCache(&out.Messages[n-1])
+		for i := n - 2; i >= 0; i-- {
+			if out.Messages[i].Role == string(RoleUser) {
+				markCache(&out.Messages[i])
+				break
+			}
+		}
+	}
 	return out
 }
 
-// Complete sends req to the Messages API with streaming on.
+// markCache puts a cache breakpoint on the last block of m that may carry
+// one (thinking blocks may not).
+func markCache(m *anthropicMessage) {
+	for i := len(m.Content) - 1; i >= 0; i-- {
+		if t := m.Content[i].Type; t != "thinking" && t != "redacted_thinking" {
+			m.Content[i].CacheControl = ephemeral
+			return
+		}
+	}
+}
+
+// anthropicResultContent is a tool result's content: its text, or, with
+// images, a text block and image blocks.
+func anthropicResultContent(b Block) any {
+	if len(b.Images) == 0 {
+		return b.Text
+	}
+	var out []anthropicBlock
+	if b.Text != "" {
+		out = append(out, anthropicBlock{Type: "text", Text: b.Text})
+	}
+	for _, img := range b.Images {
+		out = append(out, anthropicBlock{Type: "image", Source: &anthropicSource{Type: "base64", MediaType: img.MIMEType, Data: img.Data}})
+	}
+	return out
+}
+
+// Complete sends req to the Messages API, streamed unless the API refused
+// to stream before.
 func (a *Anthropic) Complete(ctx context.Context, req *Request, onText StreamFunc) (*Response, error) {
 	h := http.Header{}
 	h.Set("x-api-key", a.APIKey)
 	h.Set("anthropic-version", anthropicVersion)
-	url := strings.TrimRight(cmp.Or(a.BaseURL, AnthropicBaseURL), "/") + "/v1/messages"
-	resp, err := postJSON(ctx, httpClient(a.HTTPClient), a.Name(), url, h, a.body(req), classifyAnthropic)
-	if err != nil {
-		return nil, err
+	e := endpoint{
+		provider: a.Name(), hc: httpClient(a.HTTPClient), header: h, classify: classifyAnthropic, idle: a.IdleTimeout,
+		url: strings.TrimRight(cmp.Or(a.BaseURL, AnthropicBaseURL), "/") + "/v1/messages",
 	}
-	defer resp.Body.Close()
+	if !a.noStream.Load() {
+		out, err := a.complete(ctx, e, req, true, onText)
+		if !refusesStreaming(err) {
+			return out, err
+		}
+		a.noStream.Store(true)
+	}
+	return a.complete(ctx, e, req, false, onText)
+}
 
-	type partial struct {
-		block Block
-		json  strings.Builder
-	}
+// anthropicPartial is a content block being received.
+type anthropicPartial struct {
+	block Block
+	json  strings.Builder
+}
+
+func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stream bool, onText StreamFunc) (*Response, error) {
 	var (
-		blocks  = map[int]*partial{}
+		blocks  = map[int]*anthropicPartial{}
 		order   []int
 		out     = &Response{Message: Message{Role: RoleAssistant}}
 		stopped bool
 	)
-	err = readSSE(ctx, resp.Body, func(ev sseEvent) error {
-		var e anthropicEvent
-		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
-			return a.streamError(fmt.Sprintf("undecodable %s event: %v", ev.Event, err))
+	onThinking := reasoningStream(ctx)
+	start := func(i int, c anthropicContent) {
+		p := &anthropicPartial{}
+		switch c.Type {
+		case "text":
+			p.block = Block{Type: BlockText, Text: c.Text}
+		case "tool_use":
+			p.block = Block{Type: BlockToolUse, ID: c.ID, Name: c.Name}
+		case "thinking":
+			p.block = Block{Type: BlockThinking, Text: c.Thinking, Signature: c.Signature}
+		case "redacted_thinking":
+			p.block = Block{Type: BlockRedactedThinking, Data: c.Data}
+		default:
+			return // block kinds Praxis does not know are not kept
 		}
-		switch e.Type {
-		case "message_start":
-			out.Usage = anthropicToUsage(e.Message.Usage)
-		case "content_block_start":
-			p := &partial{}
-			switch e.ContentBlock.Type {
-			case "text":
-				p.block = Block{Type: BlockText, Text: e.ContentBlock.Text}
-			case "tool_use":
-				p.block = Block{Type: BlockToolUse, ID: e.ContentBlock.ID, Name: e.ContentBlock.Name}
-			default:
-				return nil // thinking and other blocks are not kept
+		blocks[i] = p
+		order = append(order, i)
+	}
+	err := e.post(ctx, a.body(req, stream), stream, func(ctx context.Context, resp *http.Response, body io.Reader) error {
+		if !stream || isJSONReply(resp) {
+			var r anthropicReply
+			if err := json.NewDecoder(body).Decode(&r); err != nil {
+				return a.streamError(fmt.Sprintf("undecodable reply: %v", err))
 			}
-			blocks[e.Index] = p
-			order = append(order, e.Index)
-		case "content_block_delta":
-			p := blocks[e.Index]
-			if p == nil {
-				return nil
-			}
-			switch e.Delta.Type {
-			case "text_delta":
-				p.block.Text += e.Delta.Text
-				if onText != nil && e.Delta.Text != "" {
-					onText(e.Delta.Text)
+			for i, c := range r.Content {
+				start(i, c)
+				if p := blocks[i]; p != nil && c.Type == "tool_use" {
+					p.json.Write(c.Input)
 				}
-			case "input_json_delta":
-				p.json.WriteString(e.Delta.PartialJSON)
-			}
-		case "message_delta":
-			if e.Delta.StopReason != "" {
-				out.StopReason = e.Delta.StopReason
-			}
-			if e.Usage != nil {
-				u := anthropicToUsage(*e.Usage)
-				out.Usage.OutputTokens = u.OutputTokens
-				if u.InputTokens > 0 {
-					out.Usage.InputTokens = u.InputTokens
+				if c.Type == "text" && onText != nil && c.Text != "" {
+					onText(c.Text)
+				}
+				if c.Type == "thinking" && onThinking != nil && c.Thinking != "" {
+					onThinking(c.Thinking)
 				}
 			}
-		case "message_stop":
-			stopped = true
-		case "error":
-			if e.Error == nil {
-				return a.streamError("error event without an error")
-			}
-			kind, msg := anthropicErrorKind(e.Error.Type), e.Error.Message
-			return &APIError{Provider: a.Name(), Kind: kind, Message: fmt.Sprintf("%s: %s", e.Error.Type, msg)}
+			out.StopReason, out.Usage, stopped = r.StopReason, anthropicToUsage(r.Usage), true
+			return nil
 		}
-		return nil
+		return readSSE(ctx, body, func(ev sseEvent) error {
+			var e anthropicEvent
+			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+				return a.streamError(fmt.Sprintf("undecodable %s event: %v", ev.Event, err))
+			}
+			switch e.Type {
+			case "message_start":
+				out.Usage = anthropicToUsage(e.Message.Usage)
+			case "content_block_start":
+				start(e.Index, e.ContentBlock)
+			case "content_block_delta":
+				p := blocks[e.Index]
+				if p == nil {
+					return nil
+				}
+				switch e.Delta.Type {
+				case "text_delta":
+					p.block.Text += e.Delta.Text
+					if onText != nil && e.Delta.Text != "" {
+						onText(e.Delta.Text)
+					}
+				case "input_json_delta":
+					p.json.WriteString(e.Delta.PartialJSON)
+				case "thinking_delta":
+					p.block.Text += e.Delta.Thinking
+					if onThinking != nil && e.Delta.Thinking != "" {
+						onThinking(e.Delta.Thinking)
+					}
+				case "signature_delta":
+					p.block.Signature += e.Delta.Signature
+				}
+			case "message_delta":
+				if e.Delta.StopReason != "" {
+					out.StopReason = e.Delta.StopReason
+				}
+				if e.Usage != nil {
+					u := anthropicToUsage(*e.Usage)
+					out.Usage.OutputTokens = u.OutputTokens
+					if u.InputTokens > 0 {
+						out.Usage.InputTokens = u.InputTokens
+					}
+					if u.CacheReadTokens > 0 {
+						out.Usage.CacheReadTokens = u.CacheReadTokens
+					}
+					if u.CacheWriteTokens > 0 {
+						out.Usage.CacheWriteTokens = u.CacheWriteTokens
+					}
+				}
+			case "message_stop":
+				stopped = true
+			case "error":
+				if e.Error == nil {
+					return a.streamError("error event without an error")
+				}
+				kind, msg := anthropicErrorKind(e.Error.Type), e.Error.Message
+				return &APIError{Provider: a.Name(), Kind: kind, Message: fmt.Sprintf("%s: %s", e.Error.Type, msg)}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if _, ok := err.(*APIError); ok {
-			return nil, err
+		if _, ok := err.(*APIError); !ok {
+			err = a.streamError(err.Error())
 		}
-		return nil, a.streamError(err.Error())
+		return nil, withUsage(err, out.Usage)
 	}
 	if !stopped {
-		return nil, a.streamError(errStreamEnded.Error())
+		return nil, withUsage(a.streamError(errStreamEnded.Error()), out.Usage)
 	}
 	for _, i := range order {
 		p := blocks[i]
@@ -217,15 +399,16 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request, onText StreamFun
 			if in == "" {
 				in = "{}"
 			}
-			if !json.Valid([]byte(in)) {
-				return nil, a.streamError(fmt.Sprintf("tool call %s: arguments are not valid JSON: %q", p.block.Name, in))
+			if json.Valid([]byte(in)) {
+				p.block.Input = json.RawMessage(in)
+			} else {
+				p.block.InvalidInput = in
 			}
-			p.block.Input = json.RawMessage(in)
 		}
 		out.Message.Content = append(out.Message.Content, p.block)
 	}
 	if out.StopReason == "refusal" {
-		return nil, &APIError{Provider: a.Name(), Kind: ErrRefused, Message: "the model declined the request (stop_reason \"refusal\")"}
+		return nil, withUsage(&APIError{Provider: a.Name(), Kind: ErrRefused, Message: "the model declined the request (stop_reason \"refusal\")"}, out.Usage)
 	}
 	return out, nil
 }

@@ -15,13 +15,15 @@ type EventType string
 // The events of a run, in the order they can occur. Every run starts with
 // run_start and ends with run_complete.
 const (
-	EventRunStart     EventType = "run_start"     // the task, provider, model and tools
-	EventTextDelta    EventType = "text_delta"    // a piece of the model's text, as it streams
-	EventRetry        EventType = "retry"         // a model call failed and is tried again
-	EventToolStart    EventType = "tool_start"    // a tool call begins
-	EventToolResult   EventType = "tool_result"   // a tool call ended
-	EventStepComplete EventType = "step_complete" // one model reply and its tool calls are done
-	EventRunComplete  EventType = "run_complete"  // the run ended: the stop reason and totals
+	EventRunStart     EventType = "run_start"      // the task, provider, model and tools
+	EventTextDelta    EventType = "text_delta"     // a piece of the model's text, as it streams
+	EventThinking     EventType = "thinking_delta" // a piece of the model's reasoning, as it streams
+	EventUsage        EventType = "usage"          // a model call that failed still cost tokens
+	EventRetry        EventType = "retry"          // a model call failed and is tried again
+	EventToolStart    EventType = "tool_start"     // a tool call begins
+	EventToolResult   EventType = "tool_result"    // a tool call ended
+	EventStepComplete EventType = "step_complete"  // one model reply and its tool calls are done
+	EventRunComplete  EventType = "run_complete"   // the run ended: the stop reason and totals
 )
 
 // StopReason says why a run ended.
@@ -34,6 +36,7 @@ const (
 	StopTimeout   StopReason = "timeout"   // the run's time limit was reached
 	StopCancelled StopReason = "cancelled" // the caller cancelled the run (Ctrl-C)
 	StopError     StopReason = "error"     // the model API failed, or the run could not go on
+	StopMaxCost   StopReason = "max_cost"  // the run's cost reached its budget in dollars
 )
 
 // Event is one thing that happened in a run. Which fields are set depends
@@ -55,7 +58,7 @@ type Event struct {
 	Model    string   `json:"model,omitempty"`
 	Tools    []string `json:"tools,omitempty"`
 
-	// text_delta: the piece of text.
+	// text_delta and thinking_delta: the piece of text.
 	Text string `json:"text,omitempty"`
 
 	// tool_start and tool_result
@@ -64,15 +67,21 @@ type Event struct {
 	Input  json.RawMessage `json:"input,omitempty"`
 	// tool_result: the text the model receives, whether it is an error and
 	// its code, and how long the call took.
-	Output     string `json:"output,omitempty"`
-	IsError    bool   `json:"is_error,omitempty"`
-	Code       string `json:"code,omitempty"`
-	DurationMS int64  `json:"duration_ms,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Images are the result's images, which go to the model with Output.
+	Images     []Image `json:"images,omitempty"`
+	IsError    bool    `json:"is_error,omitempty"`
+	Code       string  `json:"code,omitempty"`
+	DurationMS int64   `json:"duration_ms,omitempty"`
 
 	// step_complete: the assistant message of the step and the call's
-	// token usage. run_complete: the run's total usage.
+	// token usage. run_complete: the run's total usage. usage: the usage of
+	// a failed call.
 	Message *Message `json:"message,omitempty"`
 	Usage   *Usage   `json:"usage,omitempty"`
+	// CostUSD is the cost in US dollars of the usage beside it, when the
+	// model has a price.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 
 	// retry: the failed attempt, the error and the wait before the next.
 	Attempt int   `json:"attempt,omitempty"`

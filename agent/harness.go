@@ -83,6 +83,7 @@ type HarnessFields struct {
 type Controls struct {
 	MaxTokens       int      `json:"max_tokens,omitempty"`
 	MaxToolCalls    int      `json:"max_tool_calls,omitempty"`
+	MaxCostUSD      float64  `json:"max_cost_usd,omitempty"`
 	DoomThreshold   int      `json:"doom_threshold,omitempty"`
 	ContextWindow   int      `json:"context_window,omitempty"`
 	Gates           []string `json:"gates,omitempty"`
@@ -95,7 +96,7 @@ type Controls struct {
 
 // controls summarises h.
 func (h *Harness) controls() *Controls {
-	c := &Controls{MaxTokens: h.MaxTokens, MaxToolCalls: h.MaxToolCalls, ContextWindow: h.Compaction.ContextWindow, Gates: h.Gates}
+	c := &Controls{MaxTokens: h.MaxTokens, MaxToolCalls: h.MaxToolCalls, MaxCostUSD: h.MaxCost, ContextWindow: h.Compaction.ContextWindow, Gates: h.Gates}
 	if len(h.Gates) > 0 {
 		c.MaxGateAttempts = h.MaxGateAttempts
 		if c.MaxGateAttempts <= 0 {
@@ -132,6 +133,11 @@ type Harness struct {
 	// MaxToolCalls, if positive, bounds the tool calls of the run. A call
 	// beyond it is refused and the run stops with StopMaxToolCalls.
 	MaxToolCalls int
+	// MaxCost, if positive, bounds the run's cost in US dollars at the
+	// prices of Config.Prices: once reached, the run stops with
+	// StopMaxCost after the step that reached it. The model must have a
+	// price.
+	MaxCost float64
 
 	// DoomLoop configures loop detection; nil turns it off.
 	DoomLoop *doomloop.Config
@@ -578,6 +584,9 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 	if more {
 		if used := r.promptTokens(r.usage) + r.usage.OutputTokens; h.MaxTokens > 0 && used >= h.MaxTokens {
 			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d (--max-tokens)", used, h.MaxTokens)
+		}
+		if h.MaxCost > 0 && r.cost >= h.MaxCost {
+			return false, StopMaxCost, fmt.Errorf("the run cost $%.4f, reaching the budget of $%.4f (--max-cost)", r.cost, h.MaxCost)
 		}
 		return true, "", nil
 	}

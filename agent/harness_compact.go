@@ -147,7 +147,8 @@ func (r *run) compact(ctx context.Context, step, before int) error {
 	if err != nil {
 		return fmt.Errorf("summarising: %w", err)
 	}
-	r.usage = r.usage.Add(resp.Usage)
+	usage := resp.Usage
+	cost := r.spend(usage)
 	summary := strings.TrimSpace(resp.Message.Text())
 	if summary == "" {
 		return errors.New("summarising: the model returned no text")
@@ -164,7 +165,7 @@ func (r *run) compact(ctx context.Context, step, before int) error {
 	hs.compacted += folded
 	hs.pinned = pinned
 	hs.base, hs.baseLen = 0, 0
-	r.ev.emit(Event{Type: EventCompacted, Step: step, Task: hs.preamble, Text: text, HarnessFields: HarnessFields{
+	r.ev.emit(Event{Type: EventCompacted, Step: step, Task: hs.preamble, Text: text, Usage: &usage, CostUSD: cost, HarnessFields: HarnessFields{
 		BeforeTokens: before, AfterTokens: r.estimate(), Kept: kept, Folded: folded, Pinned: pinned,
 	}})
 	return nil

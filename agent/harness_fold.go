@@ -94,7 +94,7 @@ func Fold(events []Event) (*State, error) {
 			if p.results == nil {
 				p.results = map[string]Block{}
 			}
-			p.results[ev.CallID] = Block{Type: BlockToolResult, ID: ev.CallID, Text: ev.Output, IsError: ev.IsError}
+			p.results[ev.CallID] = Block{Type: BlockToolResult, ID: ev.CallID, Text: ev.Output, IsError: ev.IsError, Images: ev.Images}
 		case EventStepComplete:
 			if ev.Message == nil {
 				return nil, fmt.Errorf("event %d: step_complete without the model's message", ev.Seq)
@@ -115,9 +115,16 @@ func Fold(events []Event) (*State, error) {
 			st.Steps++
 			st.Interrupted = nil
 			p = partialStep{}
+		case EventUsage:
+			if ev.Usage != nil {
+				st.Usage = st.Usage.Add(*ev.Usage)
+			}
 		case EventMessage:
 			st.Messages = appendUserText(st.Messages, ev.Text)
 		case EventCompacted:
+			if ev.Usage != nil { // the summary's model call
+				st.Usage = st.Usage.Add(*ev.Usage)
+			}
 			if ev.Error != "" {
 				break // a failed compaction changed nothing
 			}

@@ -693,6 +693,14 @@ func TestCompactionWithTheSameProvider(t *testing.T) {
 	if len(comp) != 1 || comp[0].Step != 3 || comp[0].Folded != 1 || comp[0].Kept != 2 || comp[0].BeforeTokens < 560 || comp[0].BeforeTokens > 600 {
 		t.Fatalf("compacted events %+v", comp)
 	}
+	// The summary's call counts in the totals and its cost, and the journal
+	// adds up to the same totals.
+	if comp[0].Usage == nil || comp[0].Usage.InputTokens == 0 || comp[0].CostUSD == nil || *comp[0].CostUSD <= 0 {
+		t.Errorf("the compacted event lacks the summary's usage and cost: %+v", comp[0])
+	}
+	if st, _ := Fold(events); st.Usage != out.Usage {
+		t.Errorf("folded usage %+v, the run's %+v", st.Usage, out.Usage)
+	}
 
 	// The summary request: same endpoint and model, the summariser's
 	// system prompt, the older turns rendered as one user message, no tools.

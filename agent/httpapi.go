@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +33,9 @@ func postJSON(ctx context.Context, hc *http.Client, provider, url string, header
 	}
 	req.Header = header.Clone()
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "text/event-stream")
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -142,3 +145,110 @@ func readSSE(ctx context.Context, r io.Reader, fn func(sseEvent) error) error {
 
 // errStreamEnded is a stream that stopped before its final event.
 var errStreamEnded = errors.New("the stream ended before the reply was complete")
+
+// DefaultIdleTimeout is how long a streamed reply may send nothing before
+// the call counts as stalled and fails with ErrStalled (retried by
+// WithRetry).
+const DefaultIdleTimeout = 2 * time.Minute
+
+// wholeReplyTimeout bounds the wait for a reply that is not streamed.
+const wholeReplyTimeout = 10 * time.Minute
+
+// errStalled is the cause of a call's context ended by its idle timer.
+var errStalled = errors.New("the stream stalled")
+
+// endpoint is a model API's endpoint and how to read its errors.
+type endpoint struct {
+	provider string
+	hc       *http.Client
+	url      string
+	header   http.Header
+	classify func(status int, body []byte) (ErrorKind, string)
+	// idle bounds the silence of a streamed reply, from the request on;
+	// 0 or less is DefaultIdleTimeout.
+	idle time.Duration
+}
+
+// post sends body and hands the reply to read, with the context read must
+// use. With stream set, the reply is asked for as server-sent events and a
+// reply that sends no byte for the idle timeout (waiting for the headers
+// included) is cut: the call fails with an *APIError of kind ErrStalled.
+// Without stream, the whole reply is waited for up to the idle timeout or
+// wholeReplyTimeout, whichever is longer.
+func (e endpoint) post(ctx context.Context, body any, stream bool, read func(ctx context.Context, resp *http.Response, r io.Reader) error) error {
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	h := e.header.Clone()
+	idle := e.idle
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	var timer *time.Timer
+	if stream {
+		timer = time.AfterFunc(idle, func() { cancel(errStalled) })
+		defer timer.Stop()
+	} else {
+		// A whole reply comes at once, when the model is done: it gets the
+		// time a long reply takes.
+		h.Set("Accept", "application/json")
+		idle = max(idle, wholeReplyTimeout)
+		wait := time.AfterFunc(idle, func() { cancel(errStalled) })
+		defer wait.Stop()
+	}
+	resp, err := postJSON(sctx, e.hc, e.provider, e.url, h, body, e.classify)
+	if err == nil {
+		defer resp.Body.Close()
+		var r io.Reader = resp.Body
+		if timer != nil {
+			r = &idleReader{r: r, timer: timer, idle: idle}
+		}
+		err = read(sctx, resp, r)
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(sctx), errStalled) {
+		return &APIError{Provider: e.provider, Kind: ErrStalled, Message: fmt.Sprintf("the reply sent nothing for %s", idle), Err: errStalled}
+	}
+	return err
+}
+
+// idleReader restarts an idle timer whenever bytes arrive.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 {
+		ir.timer.Reset(ir.idle)
+	}
+	return n, err
+}
+
+// isJSONReply reports whether resp is a plain JSON body: a server that
+// ignores the request for a stream answers so.
+func isJSONReply(resp *http.Response) bool {
+	return strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "application/json")
+}
+
+// streamWord finds the word stream or streaming (not upstream).
+var streamWord = regexp.MustCompile(`(?i)\bstream(ing)?\b`)
+
+// refusesStreaming reports whether err is an API's refusal to stream, so
+// that the same request may be sent again without streaming.
+func refusesStreaming(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Kind != ErrRefused || ae.Status < 400 || ae.Status >= 500 {
+		return false
+	}
+	return streamWord.MatchString(ae.Message)
+}
+
+// withUsage adds u to the usage of err when it is an *APIError.
+func withUsage(err error, u Usage) error {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		ae.Usage = ae.Usage.Add(u)
+	}
+	return err
+}

@@ -44,9 +44,9 @@ func DeclaredComplete(text string) bool {
 // progress file declares the task complete. It stops after a session that
 // completed (gates passed) with the task declared complete, or one that
 // ended for a reason another session cannot mend (timeout, cancellation,
-// an error, a hook); after n sessions without that, the stop reason is
-// StopMaxIterations. It returns the last outcome and the number of
-// sessions run.
+// an error, a hook, the cost budget); after n sessions without that, the
+// stop reason is StopMaxIterations. It returns the last outcome and the
+// number of sessions run.
 func Iterations(ctx context.Context, n int, task, progressFile string, session func(ctx context.Context, i int, prompt string) (Outcome, bool)) (Outcome, int) {
 	var out Outcome
 	for i := 1; i <= n; i++ {
@@ -57,7 +57,7 @@ func Iterations(ctx context.Context, n int, task, progressFile string, session f
 			if declared || DeclaredComplete(out.Final) {
 				return out, i
 			}
-		case StopTimeout, StopCancelled, StopError, StopHook:
+		case StopTimeout, StopCancelled, StopError, StopHook, StopMaxCost:
 			return out, i
 		}
 		if ctx.Err() != nil {

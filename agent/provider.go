@@ -26,6 +26,12 @@ const (
 	BlockText       BlockType = "text"
 	BlockToolUse    BlockType = "tool_use"
 	BlockToolResult BlockType = "tool_result"
+	// BlockThinking is the model's reasoning before its answer. Anthropic
+	// signs it (Signature) and wants it back unchanged on the next request.
+	BlockThinking BlockType = "thinking"
+	// BlockRedactedThinking is reasoning the provider encrypted (Data); it
+	// too goes back unchanged.
+	BlockRedactedThinking BlockType = "redacted_thinking"
 )
 
 // Block is one piece of a message: text, a tool call the model makes, or
@@ -39,8 +45,49 @@ type Block struct {
 	// Name and Input are the tool and arguments of a tool call.
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+	// InvalidInput is the raw text of a tool call's arguments when they
+	// were not valid JSON (Input is then empty): the call is answered with
+	// E_INVALID_ARGS, and the text goes back to the provider as it came.
+	InvalidInput string `json:"invalid_input,omitempty"`
 	// IsError marks a failed tool result.
 	IsError bool `json:"is_error,omitempty"`
+	// Images are the images of a tool result, for providers that accept
+	// them.
+	Images []Image `json:"images,omitempty"`
+	// Signature signs a thinking block; Data is the payload of a redacted
+	// thinking block. Both go back to the provider byte for byte.
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// maxRequestImages bounds the images one request carries: those of the
+// latest tool results go as images, older ones as the mention in their
+// text only (APIs cap images per request, and each costs tokens).
+const maxRequestImages = 20
+
+// imagesSent returns which tool results of msgs send their images, by
+// message and block index: the latest, up to maxRequestImages images.
+func imagesSent(msgs []Message) map[[2]int]bool {
+	sent := map[[2]int]bool{}
+	left := maxRequestImages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for j := len(msgs[i].Content) - 1; j >= 0; j-- {
+			if n := len(msgs[i].Content[j].Images); n > 0 && n <= left {
+				sent[[2]int{i, j}] = true
+				left -= n
+			}
+		}
+	}
+	return sent
+}
+
+// Image is an image in a tool result.
+type Image struct {
+	// MIMEType is the image's type: image/png, image/jpeg, image/gif or
+	// image/webp.
+	MIMEType string `json:"mime_type"`
+	// Data is the image, base64-encoded.
+	Data string `json:"data"`
 }
 
 // Message is one turn of the conversation.
@@ -90,14 +137,22 @@ type Request struct {
 	// Compacted is the number of model replies that compaction folded into
 	// a summary: the conversation had that many more than Messages shows.
 	Compacted int
+	// Thinking, if positive, asks for the model's reasoning before its
+	// answer, with this budget of tokens: Anthropic's extended thinking,
+	// OpenAI's reasoning_effort (low up to 4096, medium up to 16384, high
+	// above).
+	Thinking int
 }
 
-// Usage counts the tokens of one call, or of a run.
+// Usage counts the tokens of one call, or of a run. Providers count
+// differently: Anthropic's input tokens exclude the cache reads and writes,
+// OpenAI's prompt tokens (InputTokens) include the cached ones it reads.
+// OpenAI reports no cache writes.
 type Usage struct {
 	InputTokens      int `json:"input_tokens"`
 	OutputTokens     int `json:"output_tokens"`
-	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	CacheReadTokens  int `json:"cache_read_tokens"`
+	CacheWriteTokens int `json:"cache_write_tokens"`
 }
 
 // Add returns the sum of u and v.
@@ -123,6 +178,21 @@ type Response struct {
 // StreamFunc receives the model's text as it arrives.
 type StreamFunc func(text string)
 
+type reasoningKey struct{}
+
+// WithReasoningStream returns a context whose model calls pass the model's
+// reasoning text (thinking), as it arrives, to fn. Reasoning is not part of
+// the answer's text: StreamFunc never sees it.
+func WithReasoningStream(ctx context.Context, fn StreamFunc) context.Context {
+	return context.WithValue(ctx, reasoningKey{}, fn)
+}
+
+// reasoningStream returns the reasoning receiver of ctx, or nil.
+func reasoningStream(ctx context.Context) StreamFunc {
+	fn, _ := ctx.Value(reasoningKey{}).(StreamFunc)
+	return fn
+}
+
 // Provider is a model behind an API. Complete sends the request, streams
 // the reply's text to onText as it arrives (onText may be nil) and returns
 // the whole reply. A failure of the API is an *APIError.
@@ -144,6 +214,7 @@ const (
 	ErrOverloaded   ErrorKind = "overloaded"    // the API is overloaded (Anthropic's 529)
 	ErrServer       ErrorKind = "server"        // a 5xx or a broken stream
 	ErrNetwork      ErrorKind = "network"       // the API could not be reached
+	ErrStalled      ErrorKind = "stalled"       // the stream sent nothing for the idle timeout
 )
 
 // APIError is a failed model call.
@@ -158,6 +229,9 @@ type APIError struct {
 	RetryAfter time.Duration
 	// Err is the underlying error, if any.
 	Err error
+	// Usage is what the failed call (and, after retries, the failed tries
+	// before it) cost, as far as the provider reported it.
+	Usage Usage
 }
 
 func (e *APIError) Error() string {
@@ -179,7 +253,7 @@ func (e *APIError) Unwrap() error { return e.Err }
 // Retryable reports whether the same request may succeed later.
 func (e *APIError) Retryable() bool {
 	switch e.Kind {
-	case ErrRateLimited, ErrOverloaded, ErrServer, ErrNetwork:
+	case ErrRateLimited, ErrOverloaded, ErrServer, ErrNetwork, ErrStalled:
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,10 @@ type reply struct {
 	header  map[string]string
 	body    string // a JSON error body, or SSE
 	fixture string // a testdata file to stream as SSE
+	sse     string // server-sent events to stream
+	// hang keeps the stream open without a byte more until the client
+	// goes away.
+	hang bool
 }
 
 // fakeAPI serves replies in order, recording the requests.
@@ -63,22 +68,29 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range rep.header {
 		w.Header().Set(k, v)
 	}
-	if rep.fixture != "" {
-		data, err := os.ReadFile("testdata/" + rep.fixture)
-		if err != nil {
-			f.t.Fatal(err)
+	if rep.fixture != "" || rep.sse != "" || rep.hang {
+		data := []byte(rep.sse)
+		if rep.fixture != "" {
+			var err error
+			if data, err = os.ReadFile("testdata/" + rep.fixture); err != nil {
+				f.t.Fatal(err)
+			}
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
 		// Stream event by event, flushing, as a real API does.
 		for ev := range strings.SplitAfterSeq(string(data), "\n\n") {
 			_, _ = io.WriteString(w, ev)
 			w.(http.Flusher).Flush()
 		}
+		if rep.hang {
+			<-r.Context().Done()
+		}
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(rep.status)
+	w.WriteHeader(cmp.Or(rep.status, http.StatusOK))
 	_, _ = io.WriteString(w, rep.body)
 }
 
@@ -136,12 +148,14 @@ func TestAnthropicStreaming(t *testing.T) {
 	if got.path != "/v1/messages" || got.header.Get("x-api-key") != "sk-test" || got.header.Get("anthropic-version") != "2023-06-01" {
 		t.Errorf("request %s, headers %v", got.path, got.header)
 	}
+	// Four cache breakpoints: the tools, the system prompt, the latest
+	// message and the user's message before it.
 	wantBody := `{"max_tokens":8192,"messages":[` +
-		`{"content":[{"text":"Fix notes.txt","type":"text"}],"role":"user"},` +
+		`{"content":[{"cache_control":{"type":"ephemeral"},"text":"Fix notes.txt","type":"text"}],"role":"user"},` +
 		`{"content":[{"text":"Reading.","type":"text"},{"id":"t1","input":{"path":"notes.txt"},"name":"read_file","type":"tool_use"}],"role":"assistant"},` +
-		`{"content":[{"content":"E_NOT_FOUND: no such file","is_error":true,"tool_use_id":"t1","type":"tool_result"}],"role":"user"}],` +
-		`"model":"test-model","stream":true,"system":"You are a test.",` +
-		`"tools":[{"description":"Reads.","input_schema":{"properties":{"path":{"type":"string"}},"type":"object"},"name":"read_file"}]}`
+		`{"content":[{"cache_control":{"type":"ephemeral"},"content":"E_NOT_FOUND: no such file","is_error":true,"tool_use_id":"t1","type":"tool_result"}],"role":"user"}],` +
+		`"model":"test-model","stream":true,"system":[{"cache_control":{"type":"ephemeral"},"text":"You are a test.","type":"text"}],` +
+		`"tools":[{"cache_control":{"type":"ephemeral"},"description":"Reads.","input_schema":{"properties":{"path":{"type":"string"}},"type":"object"},"name":"read_file"}]}`
 	if b := jsonOf(got.body); b != wantBody {
 		t.Errorf("body:\n got %s\nwant %s", b, wantBody)
 	}

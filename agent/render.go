@@ -13,9 +13,10 @@ import (
 // it streams, one line per tool call with its outcome, and a closing line
 // with the stop reason and totals.
 type Transcript struct {
-	w       io.Writer
-	midLine bool                       // the last text written did not end a line
-	inputs  map[string]json.RawMessage // the inputs of calls in flight, by call ID
+	w        io.Writer
+	midLine  bool                       // the last text written did not end a line
+	thinking bool                       // the last text written was reasoning
+	inputs   map[string]json.RawMessage // the inputs of calls in flight, by call ID
 }
 
 // NewTranscript returns a Transcript writing to w.
@@ -28,7 +29,20 @@ func (t *Transcript) Handle(ev Event) {
 	switch ev.Type {
 	case EventRunStart:
 		t.line(fmt.Sprintf("praxis agent · run %s · %s %s · %d tools", ev.RunID, ev.Provider, ev.Model, len(ev.Tools)))
+	case EventThinking:
+		if !t.thinking {
+			t.line("")
+			fmt.Fprint(t.w, "  ∴ ")
+			t.thinking, t.midLine = true, true
+		}
+		text := strings.ReplaceAll(ev.Text, "\n", "\n    ")
+		fmt.Fprint(t.w, text)
+		t.midLine = !strings.HasSuffix(text, "\n    ")
 	case EventTextDelta:
+		if t.thinking {
+			t.line("")
+			t.thinking = false
+		}
 		fmt.Fprint(t.w, ev.Text)
 		t.midLine = !strings.HasSuffix(ev.Text, "\n")
 	case EventRetry:
@@ -48,8 +62,14 @@ func (t *Transcript) Handle(ev Event) {
 		if ev.Usage != nil {
 			u = *ev.Usage
 		}
-		s := fmt.Sprintf("— %s after %d steps, %d tool calls · %d tokens in, %d out · %s",
-			ev.StopReason, ev.Steps, ev.ToolCalls, u.InputTokens, u.OutputTokens, millis(ev.ElapsedMS))
+		s := fmt.Sprintf("— %s after %d steps, %d tool calls · %d tokens in, %d out", ev.StopReason, ev.Steps, ev.ToolCalls, u.InputTokens, u.OutputTokens)
+		if u.CacheReadTokens+u.CacheWriteTokens > 0 {
+			s += fmt.Sprintf(" (cache: %d read, %d written)", u.CacheReadTokens, u.CacheWriteTokens)
+		}
+		if ev.CostUSD != nil {
+			s += fmt.Sprintf(" · $%.4f", *ev.CostUSD)
+		}
+		s += " · " + millis(ev.ElapsedMS)
 		if ev.Error != "" {
 			s += "\n  " + ev.Error
 		}
@@ -57,13 +77,16 @@ func (t *Transcript) Handle(ev Event) {
 	}
 }
 
-// line writes s on a line of its own.
+// line writes s on a line of its own; "" only ends the current line.
 func (t *Transcript) line(s string) {
 	if t.midLine {
 		fmt.Fprintln(t.w)
 		t.midLine = false
 	}
-	fmt.Fprintln(t.w, s)
+	t.thinking = false
+	if s != "" {
+		fmt.Fprintln(t.w, s)
+	}
 }
 
 func millis(ms int64) string {

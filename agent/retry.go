@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -72,9 +73,12 @@ func withRetryObserver(ctx context.Context, fn func(RetryInfo)) context.Context 
 
 // WithRetry returns a Provider that retries p's failed calls by policy.
 // Only retryable failures are retried, and only when no text of the failed
-// try was streamed yet (a retry would repeat it). onRetry, if not nil, is
-// told about each retry before its wait; so is the agent loop, which
-// reports retries as events.
+// try was streamed yet (a retry would repeat it); a stalled stream is the
+// exception, retried even after some text, since the alternative is to
+// lose the reply (the retry event tells readers that the text starts
+// over). onRetry, if not nil, is told about each retry before its wait; so
+// is the agent loop, which reports retries as events. The usage of failed
+// tries is added to the usage of the call's final reply or error.
 func WithRetry(p Provider, policy RetryPolicy, onRetry func(RetryInfo)) Provider {
 	return &retrying{p: p, policy: policy.withDefaults(), onRetry: onRetry}
 }
@@ -88,6 +92,7 @@ type retrying struct {
 func (r *retrying) Name() string { return r.p.Name() }
 
 func (r *retrying) Complete(ctx context.Context, req *Request, onText StreamFunc) (*Response, error) {
+	var spent Usage // the usage of the failed tries
 	for attempt := 1; ; attempt++ {
 		streamed := false
 		resp, err := r.p.Complete(ctx, req, func(s string) {
@@ -96,17 +101,23 @@ func (r *retrying) Complete(ctx context.Context, req *Request, onText StreamFunc
 				onText(s)
 			}
 		})
-		if err == nil || streamed || attempt >= r.policy.MaxAttempts || ctx.Err() != nil {
+		if err == nil {
+			resp.Usage = resp.Usage.Add(spent)
+			return resp, nil
+		}
+		var ae *APIError
+		if !errors.As(err, &ae) {
 			return resp, err
 		}
-		ae, ok := err.(*APIError)
-		if !ok || !ae.Retryable() {
+		ae.Usage = ae.Usage.Add(spent)
+		if (streamed && ae.Kind != ErrStalled) || attempt >= r.policy.MaxAttempts || ctx.Err() != nil || !ae.Retryable() {
 			return resp, err
 		}
 		wait, ok := r.policy.delay(attempt, ae.RetryAfter)
 		if !ok {
 			return resp, err
 		}
+		spent = ae.Usage
 		ri := RetryInfo{Attempt: attempt, Err: ae, Wait: wait}
 		if r.onRetry != nil {
 			r.onRetry(ri)
@@ -118,7 +129,7 @@ func (r *retrying) Complete(ctx context.Context, req *Request, onText StreamFunc
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return nil, errors.Join(ctx.Err(), ae)
 		case <-t.C:
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // ProviderOptions choose and configure a provider.
@@ -22,6 +23,9 @@ type ProviderOptions struct {
 	Getenv func(string) string
 	// HTTPClient is used by the HTTP providers; nil means the default.
 	HTTPClient *http.Client
+	// IdleTimeout bounds the silence of a streamed reply (see
+	// DefaultIdleTimeout); 0 is the default.
+	IdleTimeout time.Duration
 }
 
 // ErrNoProvider is returned by NewProvider when nothing says which
@@ -57,9 +61,10 @@ func NewProvider(o ProviderOptions) (Provider, string, error) {
 			return nil, "", errors.New("provider anthropic: ANTHROPIC_API_KEY is not set")
 		}
 		return &Anthropic{
-			APIKey:     key,
-			BaseURL:    cmp.Or(o.BaseURL, o.Getenv("ANTHROPIC_BASE_URL")),
-			HTTPClient: o.HTTPClient,
+			APIKey:      key,
+			BaseURL:     cmp.Or(o.BaseURL, o.Getenv("ANTHROPIC_BASE_URL")),
+			HTTPClient:  o.HTTPClient,
+			IdleTimeout: o.IdleTimeout,
 		}, cmp.Or(o.Model, AnthropicModel), nil
 	case "openai":
 		base := cmp.Or(o.BaseURL, o.Getenv("OPENAI_BASE_URL"))
@@ -67,7 +72,7 @@ func NewProvider(o ProviderOptions) (Provider, string, error) {
 		if key == "" && base == "" {
 			return nil, "", errors.New("provider openai: OPENAI_API_KEY is not set (a local server needs only OPENAI_BASE_URL or --base-url)")
 		}
-		return &OpenAI{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient}, cmp.Or(o.Model, OpenAIModel), nil
+		return &OpenAI{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, IdleTimeout: o.IdleTimeout}, cmp.Or(o.Model, OpenAIModel), nil
 	case "scripted":
 		if o.Script == "" {
 			return nil, "", errors.New("provider scripted: --script FILE is required")

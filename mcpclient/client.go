@@ -481,15 +481,18 @@ func (s *remote) afterDeathDetailLocked() string {
 	return "The server had already been restarted once and is now stopped; its tools are unavailable for the rest of the run."
 }
 
-// convertResult turns an MCP tool result into a praxis.Result.
+// convertResult turns an MCP tool result into a praxis.Result. Images
+// are kept as images, and named in the text.
 func convertResult(res *mcp.CallToolResult) praxis.Result {
 	var parts []string
+	var images []praxis.Image
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case mcp.TextContent:
 			parts = append(parts, c.Text)
 		case mcp.ImageContent:
 			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes of base64]", c.MIMEType, len(c.Data)))
+			images = append(images, praxis.Image{MIMEType: c.MIMEType, Data: c.Data})
 		case mcp.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes of base64]", c.MIMEType, len(c.Data)))
 		case mcp.ResourceLink:
@@ -508,7 +511,7 @@ func convertResult(res *mcp.CallToolResult) praxis.Result {
 		}
 	}
 	text := strings.Join(parts, "\n")
-	out := praxis.Result{Text: text, Structured: res.StructuredContent}
+	out := praxis.Result{Text: text, Structured: res.StructuredContent, Images: images}
 	if text == "" && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			out.Text = string(b)

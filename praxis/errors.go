@@ -35,6 +35,7 @@ const (
 	EIO             Code = "E_IO"              // an operating-system error while reading or writing
 	EInternal       Code = "E_INTERNAL"        // a bug in Praxis: the call failed unexpectedly
 	EExternal       Code = "E_EXTERNAL"        // an external (MCP server's) tool reported a failure
+	EUnknownTool    Code = "E_UNKNOWN_TOOL"    // the model called a tool that does not exist
 )
 
 // Error is a tool failure. Handlers return it (or wrap it) to make a call

@@ -47,6 +47,18 @@ type Result struct {
 	IsError    bool
 	// Code is set when IsError is.
 	Code Code
+	// Images are images the result carries (an external MCP tool's image
+	// content), for clients that can show them to a model; Text mentions
+	// each, for those that cannot.
+	Images []Image
+}
+
+// Image is an image of a tool result.
+type Image struct {
+	// MIMEType is the image's media type, e.g. image/png.
+	MIMEType string
+	// Data is the image, base64-encoded.
+	Data string
 }
 
 type progressKey struct{}

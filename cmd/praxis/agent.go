@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -50,7 +51,8 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	fs := newFlagSet("agent", "[flags] TASK",
 		"Runs an agent on TASK (\"-\" reads it from standard input): a model that works in the\n"+
 			"workspace through Praxis's tools and the tools of external MCP servers, until it answers\n"+
-			"without calling a tool or a limit stops it.\n\n"+
+			"without calling a tool or a limit stops it. Without TASK on a terminal, it reads the turns\n"+
+			"of a conversation from you (Ctrl-C cancels a turn, Ctrl-D ends).\n\n"+
 			"The provider is --provider, or else follows from the environment: ANTHROPIC_API_KEY\n"+
 			"(anthropic), OPENAI_API_KEY or OPENAI_BASE_URL (openai, or any OpenAI-compatible server).\n\n"+
 			"Exit status: 0 when the model finished, 1 on errors, 2 on usage errors, 3 when\n"+
@@ -68,7 +70,10 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		maxTokens    = fs.Int("max-output-tokens", 0, "bound each reply to this many output tokens (default: the provider's)")
 		systemFile   = fs.String("system", "", "replace the system prompt with this `file`")
 		systemAppend = fs.String("system-append", "", "append this `file` to the system prompt")
-		asJSON       = fs.Bool("json", false, "print events as JSON Lines on standard output instead of a transcript")
+		asJSON       = fs.Bool("json", false, "print Praxis's own events as JSON Lines on standard output instead of a transcript")
+		outputFormat = fs.String("output-format", "text", "the `format` of standard output: text (a transcript), json (one result object at the end) or stream-json (Claude Code's stream-json lines)")
+		thinking     = fs.Int("thinking", 0, "let the model think before it answers, with a budget of `N` tokens (Anthropic: at least 1024; OpenAI: sets reasoning_effort)")
+		idleTimeout  = fs.Duration("stream-idle-timeout", agent.DefaultIdleTimeout, "retry a model reply that sends nothing for this `duration`")
 	)
 	hf := addHarnessFlags(fs)
 	if code, ok := parseFlags(fs, args, io); !ok {
@@ -78,7 +83,10 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
 		return code
 	}
-	if fs.NArg() == 0 && !hf.resuming() {
+	// Without a task, on a terminal, the user gives the turns.
+	tty, _ := io.in.(*os.File)
+	interactive := fs.NArg() == 0 && isTerminal(io.in) && *outputFormat == "text" && !*asJSON && hf.iterations == 0
+	if fs.NArg() == 0 && !hf.resuming() && !interactive {
 		fs.Usage()
 		return exitUsage
 	}
@@ -92,11 +100,34 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	if *maxSteps <= 0 {
 		return fail(exitUsage, "--max-steps must be positive")
 	}
+	format := *outputFormat
+	switch {
+	case format != "text" && format != "json" && format != "stream-json":
+		return fail(exitUsage, "--output-format %q: want text, json or stream-json", format)
+	case *asJSON && format != "text":
+		return fail(exitUsage, "--json prints Praxis's events; it does not combine with --output-format %s", format)
+	case *asJSON:
+		format = "events"
+	case *thinking < 0:
+		return fail(exitUsage, "--thinking must be a number of tokens, 0 for none")
+	case *idleTimeout <= 0:
+		return fail(exitUsage, "--stream-idle-timeout must be positive, e.g. 2m")
+	}
 	prov, modelName, err := agent.NewProvider(agent.ProviderOptions{
-		Name: *providerName, Model: *model, BaseURL: *baseURL, Script: *script, Getenv: getenv,
+		Name: *providerName, Model: *model, BaseURL: *baseURL, Script: *script, Getenv: getenv, IdleTimeout: *idleTimeout,
 	})
 	if err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	if prov.Name() == "anthropic" && *thinking > 0 && *thinking < 1024 {
+		return fail(exitUsage, "--thinking %d: Anthropic's extended thinking needs a budget of at least 1024 tokens", *thinking)
+	}
+	prices, err := agentPrices(ef.config)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if _, ok := prices.Lookup(modelName); hf.maxCost > 0 && !ok {
+		return fail(exitUsage, "--max-cost: there is no price for the model %s; add one under prices: in your config file", modelName)
 	}
 	if prov.Name() != "scripted" {
 		prov = agent.WithRetry(prov, agent.RetryPolicy{}, nil)
@@ -109,6 +140,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	}
 	defer eng.Close()
 	tools := eng.Catalog().Tools()
+	var servers []agent.ClaudeMCPServer
 	if *mcpConfig != "" {
 		cfg, err := mcpclient.LoadConfig(*mcpConfig, nil)
 		if err != nil {
@@ -117,6 +149,9 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		m := mcpclient.Connect(ctx, cfg, mcpclient.Options{Logger: log})
 		defer m.Close()
 		tools = append(tools, m.Tools()...)
+		for _, s := range m.Servers() {
+			servers = append(servers, agent.ClaudeMCPServer{Name: s.Name, Status: string(s.State)})
+		}
 	}
 	tools, err = selectTools(tools, *toolsFlag)
 	if err != nil {
@@ -132,16 +167,30 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		return fail(exitUsage, "%v", err)
 	}
 	var sink func(agent.Event)
-	if *asJSON {
+	switch format {
+	case "events":
 		sink = agent.JSONLines(io.out)
-	} else {
+	case "stream-json":
+		sink = agent.ClaudeStreamJSON(io.out, agent.ClaudeInit{Cwd: eng.Workspace().Dir(), MCPServers: servers})
+	case "json":
+		sink = agent.ClaudeJSON(io.out)
+	default:
 		sink = agent.TranscriptHandler(io.out)
 	}
-	out, code := hf.runHarnessed(ctx, agent.Config{
+	cfg := agent.Config{
 		Provider: prov, Model: modelName, Tools: cat, System: system,
-		MaxSteps: *maxSteps, Timeout: *timeout, MaxTokens: *maxTokens,
+		MaxSteps: *maxSteps, Timeout: *timeout, MaxTokens: *maxTokens, Thinking: *thinking, Prices: prices,
 		OnEvent: sink, Logger: log,
-	}, task, eng.Workspace().Dir(), *asJSON, io, log)
+	}
+	var (
+		out  agent.Outcome
+		code int
+	)
+	if interactive {
+		out, code = hf.converse(ctx, cfg, eng.Workspace().Dir(), tty, io, log)
+	} else {
+		out, code = hf.runHarnessed(ctx, cfg, task, eng.Workspace().Dir(), format, io, log)
+	}
 	if code >= 0 {
 		return code
 	}
@@ -156,6 +205,30 @@ func levelFor(stop agent.StopReason) slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
+}
+
+// agentPrices returns the model prices: the built-in table, then the
+// prices sections of the user's config file and of the --config file
+// (configFile). The workspace's config file is not read for prices: it
+// comes with the code, and a price it lowered would loosen --max-cost.
+func agentPrices(configFile string) (agent.Prices, error) {
+	p := agent.DefaultPrices()
+	for _, f := range []string{userConfigPath(), configFile} {
+		if f == "" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) && f != configFile {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if err := p.ApplyConfig(data); err != nil {
+			return nil, fmt.Errorf("config %s: %w", f, err)
+		}
+	}
+	return p, nil
 }
 
 // agentTask joins the task arguments, or reads standard input for "-".

@@ -569,7 +569,13 @@ func TestAgentSystemPromptFlags(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 			}
-			system, _ := f.requests[len(f.requests)-1]["system"].(string)
+			// The system prompt goes as one text block with a cache breakpoint.
+			blocks, _ := f.requests[len(f.requests)-1]["system"].([]any)
+			var system string
+			if len(blocks) == 1 {
+				b, _ := blocks[0].(map[string]any)
+				system, _ = b["text"].(string)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(system, w) {
 					t.Errorf("system prompt lacks %q:\n%s", w, system)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +27,7 @@ const (
 	exitGateFailed    = 8
 	exitStoppedByHook = 9
 	exitMaxIterations = 10
+	exitMaxCost       = 11
 )
 
 // harnessExit maps the harness controls' stop reasons to exit statuses.
@@ -43,6 +45,8 @@ func harnessExit(stop agent.StopReason) (int, bool) {
 		return exitStoppedByHook, true
 	case agent.StopMaxIterations:
 		return exitMaxIterations, true
+	case agent.StopMaxCost:
+		return exitMaxCost, true
 	}
 	return 0, false
 }
@@ -61,6 +65,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 // harnessFlags are the flags of the harness controls of "praxis agent".
 type harnessFlags struct {
 	maxTokens, maxToolCalls int
+	maxCost                 float64
 	gates                   stringList
 	maxGateAttempts         int
 	hooksFile, permsFile    string
@@ -82,6 +87,7 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	hf := &harnessFlags{}
 	fs.IntVar(&hf.maxTokens, "max-tokens", 0, "stop when input and output tokens summed over the run reach `N` (default none)")
 	fs.IntVar(&hf.maxToolCalls, "max-tool-calls", 0, "stop when the model wants more than `N` tool calls (default none)")
+	fs.Float64Var(&hf.maxCost, "max-cost", 0, "stop when the run's cost reaches `USD` dollars, at the model's price (default none)")
 	fs.Var(&hf.gates, "gate", "a `command` that must pass before the run completes (repeatable; run in order under the sandbox)")
 	fs.IntVar(&hf.maxGateAttempts, "max-gate-attempts", 3, "stop with gate_failed after the gates failed `N` times")
 	fs.StringVar(&hf.hooksFile, "hooks", "", "a hooks config `file` (JSON or YAML, Claude Code format: a settings.json works)")
@@ -104,8 +110,8 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.Usage = func() {
 		usage()
 		fmt.Fprintln(fs.Output(), "\nThe harness controls' exit statuses: 5 max_tokens, 6 max_tool_calls, 7 doom_loop,\n"+
-			"8 gate_failed, 9 stopped_by_hook, 10 max_iterations. Sessions are journaled under\n"+
-			".praxis/sessions/ (see \"praxis sessions\").")
+			"8 gate_failed, 9 stopped_by_hook, 10 max_iterations, 11 max_cost. Sessions are journaled\n"+
+			"under .praxis/sessions/ (see \"praxis sessions\").")
 	}
 	return hf
 }
@@ -124,7 +130,7 @@ func (hf *harnessFlags) check() error {
 		return errors.New("--iterations starts fresh sessions; it does not combine with --resume or --continue")
 	case hf.iterations > 0 && hf.progress == "":
 		return errors.New("--iterations needs --progress FILE")
-	case hf.iterations < 0 || hf.maxTokens < 0 || hf.maxToolCalls < 0 || hf.doomThreshold < 0 || hf.keepRecent < 0 || hf.maxToolResult < 0:
+	case hf.iterations < 0 || hf.maxTokens < 0 || hf.maxToolCalls < 0 || hf.maxCost < 0 || hf.doomThreshold < 0 || hf.keepRecent < 0 || hf.maxToolResult < 0:
 		return errors.New("budgets and counts cannot be negative")
 	case hf.maxGateAttempts < 1:
 		return errors.New("--max-gate-attempts must be at least 1")
@@ -140,7 +146,7 @@ func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io
 		return nil, err
 	}
 	h := &agent.Harness{
-		MaxTokens: hf.maxTokens, MaxToolCalls: hf.maxToolCalls,
+		MaxTokens: hf.maxTokens, MaxToolCalls: hf.maxToolCalls, MaxCost: hf.maxCost,
 		Gates: hf.gates, MaxGateAttempts: hf.maxGateAttempts,
 		MaxToolResult: hf.maxToolResult, Workspace: workspace,
 	}
@@ -212,10 +218,12 @@ func isTerminal(r any) bool {
 }
 
 // runHarnessed runs the agent under the harness controls: one session
-// (new or resumed, journaled) or, with --iterations, a series of them. It
+// (new or resumed, journaled) or, with --iterations, a series of them,
+// which with the events format (--json) ends with a summary object. It
 // returns the outcome, or an exit status >= 0 when the run could not
-// start (the reason already printed).
-func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task, workspace string, asJSON bool, io stdio, log *slog.Logger) (agent.Outcome, int) {
+// start (the reason already printed). format is the output format: text,
+// json, stream-json or events.
+func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task, workspace, format string, io stdio, log *slog.Logger) (agent.Outcome, int) {
 	fail := func(code int, format string, a ...any) (agent.Outcome, int) {
 		fmt.Fprintf(io.err, "praxis agent: "+format+"\n", a...)
 		return agent.Outcome{}, code
@@ -224,7 +232,7 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	h, err := hf.harness(cfg.Provider.Name(), ws, !asJSON && isTerminal(io.in), io, log)
+	h, err := hf.harness(cfg.Provider.Name(), ws, format == "text" && isTerminal(io.in), io, log)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -239,10 +247,23 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	if rel, err := filepath.Rel(ws, progress); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return fail(exitUsage, "--progress %s is outside the workspace, where the model cannot update it", hf.progress)
 	}
-	var code = -1
+	var (
+		code     = -1
+		sessions []agent.Outcome
+	)
 	out, n := agent.Iterations(ctx, hf.iterations, task, hf.progress, func(ctx context.Context, i int, prompt string) (agent.Outcome, bool) {
 		before, _ := os.ReadFile(progress)
 		hi := *h
+		if h.MaxCost > 0 { // --max-cost bounds the series: what is left of it
+			var spent float64
+			for _, o := range sessions {
+				spent += o.CostUSD
+			}
+			if hi.MaxCost = h.MaxCost - spent; hi.MaxCost <= 0 {
+				return agent.Outcome{StopReason: agent.StopMaxCost, Priced: true,
+					Err: fmt.Errorf("the sessions so far cost $%.4f, reaching the budget of $%.4f (--max-cost)", spent, h.MaxCost)}, false
+			}
+		}
 		hi.BeforeStop = func(context.Context) string {
 			if now, _ := os.ReadFile(progress); bytes.Equal(now, before) {
 				return fmt.Sprintf("Before you end this session, update the progress file %s: what this session did, what you learned and what comes next.", hf.progress)
@@ -257,6 +278,7 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 			code = c
 			o.StopReason = agent.StopError
 		}
+		sessions = append(sessions, o)
 		after, _ := os.ReadFile(progress)
 		return o, agent.DeclaredComplete(string(after))
 	})
@@ -264,7 +286,51 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 		return out, code
 	}
 	fmt.Fprintf(io.err, "praxis agent: %d sessions, stop reason %s\n", n, out.StopReason)
+	if format == "events" {
+		enc := json.NewEncoder(io.out)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(iterationsSummary(sessions, out))
+	}
 	return out, -1
+}
+
+// IterationsSummary is the last line of --iterations --json: the series
+// of sessions as a whole.
+type IterationsSummary struct {
+	Type       string           `json:"type"` // "iterations_summary"
+	StopReason agent.StopReason `json:"stop_reason"`
+	Error      string           `json:"error,omitempty"`
+	// Sessions are the sessions' IDs, in order.
+	Sessions  []string    `json:"sessions"`
+	Steps     int         `json:"steps"`
+	ToolCalls int         `json:"tool_calls"`
+	Usage     agent.Usage `json:"usage"`
+	// CostUSD is the series' cost, when the model has a price.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+	Final   string   `json:"final,omitempty"`
+}
+
+func iterationsSummary(sessions []agent.Outcome, last agent.Outcome) IterationsSummary {
+	s := IterationsSummary{Type: "iterations_summary", StopReason: last.StopReason, Sessions: []string{}, Final: last.Final}
+	if last.Err != nil {
+		s.Error = last.Err.Error()
+	}
+	var cost float64
+	priced := len(sessions) > 0
+	for _, o := range sessions {
+		if o.RunID != "" {
+			s.Sessions = append(s.Sessions, o.RunID)
+		}
+		s.Steps += o.Steps
+		s.ToolCalls += o.ToolCalls
+		s.Usage = s.Usage.Add(o.Usage)
+		cost += o.CostUSD
+		priced = priced && o.Priced
+	}
+	if priced {
+		s.CostUSD = &cost
+	}
+	return s
 }
 
 // session runs one session: a new one with its journal, or the one

@@ -368,6 +368,16 @@ func TestAgentIterations(t *testing.T) {
 		if want := []agent.StopReason{agent.StopGateFailed, agent.StopGateFailed, agent.StopCompleted}; !equalStops(stops, want) {
 			t.Fatalf("stops %v, want %v", stops, want)
 		}
+		// The last line sums the series up.
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		var sum IterationsSummary
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.Type != "iterations_summary" || sum.StopReason != agent.StopCompleted || strings.Join(sum.Sessions, ",") != strings.Join(ids, ",") ||
+			sum.Steps != 9 || sum.ToolCalls != 6 || sum.Usage.InputTokens == 0 || !strings.Contains(sum.Final, "TASK COMPLETE") {
+			t.Errorf("summary %s", lines[len(lines)-1])
+		}
 		b, _ := os.ReadFile(filepath.Join(ws, "progress.md"))
 		if strings.Count(string(b), "one more unit done") != 3 {
 			t.Fatalf("progress file:\n%s", b)
@@ -386,10 +396,14 @@ func TestAgentIterations(t *testing.T) {
 	t.Run("max_iterations", func(t *testing.T) {
 		ws := workspace(t)
 		writeFile(t, filepath.Join(ws, "progress.md"), "# Progress\n")
-		code, _, errb := runAgentTest(t, nil, "--provider", "scripted", "--script", writeScript(t, session), "--workspace", ws, "--json",
+		code, out, errb := runAgentTest(t, nil, "--provider", "scripted", "--script", writeScript(t, session), "--workspace", ws, "--json",
 			"--iterations", "2", "--progress", "progress.md", "--gate", "false", "--max-gate-attempts", "1", "task")
 		if code != exitMaxIterations || len(sessionIDs(errb)) != 2 || !strings.Contains(errb, "stop reason max_iterations") {
 			t.Fatalf("exit %d\n%s", code, errb)
+		}
+		events := decodeEvents(t, out)
+		if last := events[len(events)-1]; last.Type != "iterations_summary" || last.StopReason != agent.StopMaxIterations || !strings.Contains(last.Error, "--iterations") {
+			t.Errorf("last line %+v", last)
 		}
 	})
 	t.Run("a session that forgets the progress file is reminded", func(t *testing.T) {
