@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -123,8 +124,9 @@ func sshDialer(host string) (func(ctx context.Context, network, addr string) (ne
 
 // cmdConn is a connection over a program's standard input and output.
 type cmdConn struct {
-	cmd *exec.Cmd
-	in  interface {
+	cmd  *exec.Cmd
+	once sync.Once
+	in   interface {
 		Write([]byte) (int, error)
 		Close() error
 	}
@@ -139,9 +141,11 @@ func (c *cmdConn) CloseWrite() error { return c.in.Close() }
 
 // Close ends the program.
 func (c *cmdConn) Close() error {
-	c.in.Close()
-	c.cmd.Process.Kill()
-	c.cmd.Wait()
+	c.once.Do(func() {
+		c.in.Close()
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	})
 	return nil
 }
 

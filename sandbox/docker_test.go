@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -447,5 +448,161 @@ func TestDockerPolicyErrors(t *testing.T) {
 				t.Errorf("got %v; want %v containing %q", err, tt.want, tt.msg)
 			}
 		})
+	}
+}
+
+// TestDockerOrphanHelper is the Praxis the orphan test kills: it starts a
+// command in a container of the workspace the environment names, prints
+// the container's id and waits to be killed.
+func TestDockerOrphanHelper(t *testing.T) {
+	ws := os.Getenv("PRAXIS_TEST_ORPHAN_WS")
+	if ws == "" {
+		t.Skip("run by TestDockerOrphans")
+	}
+	p := DefaultPolicy(ws)
+	p.Isolation = IsolationDocker
+	p.Image = os.Getenv("PRAXIS_TEST_ORPHAN_IMAGE")
+	r, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Start(context.Background(), Command{Script: "sleep 600"}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("container %s\n", r.docker.box.id)
+	time.Sleep(10 * time.Minute)
+}
+
+func TestDockerOrphans(t *testing.T) {
+	img := needDocker(t)
+	ws := t.TempDir()
+	newRunner := func() {
+		t.Helper()
+		p := DefaultPolicy(ws)
+		p.Isolation = IsolationDocker
+		p.Image = img
+		r, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+
+	t.Run("kill -9", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDockerOrphanHelper$", "-test.timeout=15m")
+		cmd.Env = append(os.Environ(), "PRAXIS_TEST_ORPHAN_WS="+ws, "PRAXIS_TEST_ORPHAN_IMAGE="+img)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		var id string
+		if _, err := fmt.Fscanf(out, "container %s\n", &id); err != nil {
+			t.Fatalf("the helper printed no container: %v", err)
+		}
+		if !exists(t, id) {
+			t.Fatal("the helper's container does not exist")
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		newRunner()
+		if exists(t, id) {
+			t.Errorf("container %.12s of the killed Praxis survived a new start", id)
+		}
+	})
+
+	t.Run("owner gone", func(t *testing.T) {
+		// A container of this workspace whose owner is a process that has
+		// ended, kept running (its input is open and never closed): only
+		// the sweep at start can remove it.
+		gone := exec.Command("true")
+		if err := gone.Start(); err != nil {
+			t.Fatal(err)
+		}
+		owner := ownerID() // this process, with the pid swapped below
+		start := procStart(gone.Process.Pid)
+		gone.Wait()
+		f := strings.Split(owner, "/")
+		f[2], f[3] = fmt.Sprint(gone.Process.Pid), start
+		cli, _, err := dockerClient("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		ctx := context.Background()
+		created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config: &container.Config{
+				Image: img, Entrypoint: []string{"bash", "-c", "read -r x"}, OpenStdin: true,
+				Labels: map[string]string{labelWorkspace: realPath(ws), labelOwner: strings.Join(f, "/"), labelSession: "test"},
+			},
+			HostConfig: &container.HostConfig{AutoRemove: true},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.ContainerRemove(ctx, created.ID, client.ContainerRemoveOptions{Force: true})
+		if _, err := cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// A live owner's container (this process's) is left alone.
+		alive, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config: &container.Config{
+				Image: img, Entrypoint: []string{"bash", "-c", "read -r x"}, OpenStdin: true,
+				Labels: map[string]string{labelWorkspace: realPath(ws), labelOwner: owner, labelSession: "test2"},
+			},
+			HostConfig: &container.HostConfig{AutoRemove: true},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.ContainerRemove(ctx, alive.ID, client.ContainerRemoveOptions{Force: true})
+		if _, err := cli.ContainerStart(ctx, alive.ID, client.ContainerStartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		newRunner()
+		if exists(t, created.ID) {
+			t.Errorf("the orphan %.12s survived a new start", created.ID)
+		}
+		if !exists(t, alive.ID) {
+			t.Errorf("the container of a live owner was removed")
+		}
+	})
+}
+
+// TestDockerSSHEngine reaches the engine through an ssh:// address. The ssh
+// program here is a stand-in that runs the remote command locally, so the
+// test covers everything but ssh itself: the dial-stdio connection, the
+// hijacked streams of the agent and of each command over it.
+func TestDockerSSHEngine(t *testing.T) {
+	img := needDocker(t)
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Skip("the docker command, which an ssh:// engine runs on its host, is not installed")
+	}
+	bin := t.TempDir()
+	fake := "#!/bin/sh\n# ssh [options] -- host command...\nwhile [ \"$1\" != -- ]; do shift; done\nshift 2\nexec \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	p := DefaultPolicy(t.TempDir())
+	p.Isolation = IsolationDocker
+	p.Image = img
+	p.Engine = "ssh://someone@build-host:2222"
+	r, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res := drun(t, r, Command{Script: "echo over ssh; cat", Stdin: strings.NewReader("input\n")})
+	if res.Stdout.Text != "over ssh\ninput\n" || res.ExitCode != 0 {
+		t.Errorf("%+v", res)
+	}
+	res = drun(t, r, Command{Script: "sleep 60", Timeout: time.Second})
+	if !res.TimedOut {
+		t.Errorf("timeout over ssh: %+v", res)
 	}
 }
