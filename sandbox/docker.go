@@ -538,12 +538,16 @@ inspect:
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	if after, err := b.stat(); err == nil && p.res.ExitCode != 0 && p.res.Limit == "" {
+	// The container's counters say whether a limit was hit while the
+	// command ran: a fork refused at the pids limit (the command may have
+	// gone on, its forks failing), a process killed for memory (the
+	// command fails then).
+	if after, err := b.stat(); err == nil && p.res.Limit == "" {
 		switch {
-		case after.oomKill > before.oomKill:
-			p.res.Limit = "memory"
 		case after.pidsMax > before.pidsMax && pol.Limits.Processes > 0:
 			p.res.Limit = "processes"
+		case after.oomKill > before.oomKill && p.res.ExitCode != 0:
+			p.res.Limit = "memory"
 		}
 	}
 	if p.res.Limit == "" {

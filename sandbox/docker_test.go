@@ -27,10 +27,10 @@ import (
 // testImage is the image the docker tests run commands in: the host's
 // bash and a few programs with their libraries, imported as a root file
 // system (no registry needed).
-const testImage = "praxis-sandbox-test:2"
+const testImage = "praxis-sandbox-test:3"
 
 // testImagePrograms are the host programs the test image holds.
-var testImagePrograms = []string{"bash", "sleep", "cat", "id", "stat", "ls", "head", "tail", "touch", "env", "setsid", "mkdir"}
+var testImagePrograms = []string{"bash", "sleep", "cat", "id", "stat", "ls", "head", "tail", "touch", "env", "setsid", "mkdir", "cp", "chmod"}
 
 var imageOnce sync.Once
 var imageErr error
@@ -293,6 +293,7 @@ func TestDockerNetwork(t *testing.T) {
 func TestDockerForkBomb(t *testing.T) {
 	r := dockerRunner(t, func(p *Policy) { p.Limits.Processes = 64 })
 	res := drun(t, r, Command{Script: `f() { f | f & }; f; wait`, Timeout: 60 * time.Second})
+	t.Logf("bomb: %v limit %q exit %d", res.Duration, res.Limit, res.ExitCode)
 	if res.Limit != "processes" || res.TimedOut {
 		t.Fatalf("limit %q timed out %v exit %d", res.Limit, res.TimedOut, res.ExitCode)
 	}
