@@ -607,3 +607,25 @@ func TestDockerSSHEngine(t *testing.T) {
 		t.Errorf("timeout over ssh: %+v", res)
 	}
 }
+
+// TestDockerStreaming reads a command's output while it runs, as the bash
+// tool's background jobs do.
+func TestDockerStreaming(t *testing.T) {
+	r := dockerRunner(t, nil)
+	p, err := r.Start(context.Background(), Command{Script: "echo first; sleep 300"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Written() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	out, _, next := p.Output(0)
+	if out.Text != "first\n" || next != 6 {
+		t.Errorf("while running: %q next %d", out.Text, next)
+	}
+	p.Kill()
+	if res := p.Result(); !res.Killed || res.Stdout.Text != "first\n" {
+		t.Errorf("after Kill: %+v", res)
+	}
+}
