@@ -3,128 +3,28 @@
 package sandbox
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/praxis-tools/praxis/internal/dockerimage"
 )
 
-// testImage is the image the docker tests run commands in: the host's
-// bash and a few programs with their libraries, imported as a root file
-// system (no registry needed).
-const testImage = "praxis-sandbox-test:3"
-
-// testImagePrograms are the host programs the test image holds.
-var testImagePrograms = []string{"bash", "sleep", "cat", "id", "stat", "ls", "head", "tail", "touch", "env", "setsid", "mkdir", "cp", "chmod"}
-
-var imageOnce sync.Once
-var imageErr error
-
-// needDocker returns the test image, building it when missing, or skips
-// the test when no Docker engine answers (fails with PRAXIS_REQUIRE_DOCKER
-// set).
+// needDocker returns the docker tests' image (see internal/dockerimage).
 func needDocker(t testing.TB) string {
 	t.Helper()
-	cli, _, err := dockerClient("")
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-		cancel()
-	}
-	if err != nil {
-		if os.Getenv("PRAXIS_REQUIRE_DOCKER") != "" {
-			t.Fatalf("PRAXIS_REQUIRE_DOCKER is set but no Docker engine answers: %v", err)
-		}
-		t.Skipf("no Docker engine answers (start dockerd, or set DOCKER_HOST): %v", err)
-	}
-	defer cli.Close()
-	imageOnce.Do(func() { imageErr = buildTestImage(cli) })
-	if imageErr != nil {
-		t.Fatalf("building the test image: %v", imageErr)
-	}
-	return testImage
-}
-
-// buildTestImage imports testImage unless the engine has it.
-func buildTestImage(cli *client.Client) error {
-	ctx := context.Background()
-	if _, err := cli.ImageInspect(ctx, testImage); err == nil {
-		return nil
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	added := map[string]bool{}
-	addFile := func(path string) error {
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			return err
-		}
-		for dir := filepath.Dir(path); dir != "/" && !added[dir]; dir = filepath.Dir(dir) {
-			added[dir] = true
-			defer tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir[1:] + "/", Mode: 0o755})
-		}
-		if added[path] {
-			return nil
-		}
-		added[path] = true
-		data, err := os.ReadFile(real)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path[1:], Mode: 0o755, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	}
-	libRE := regexp.MustCompile(`(/[^ ]+)`)
-	for _, name := range testImagePrograms {
-		path, err := exec.LookPath(name)
-		if err != nil {
-			return err
-		}
-		path, _ = filepath.Abs(path)
-		out, err := exec.Command("ldd", path).Output()
-		if err != nil {
-			return fmt.Errorf("ldd %s: %v", path, err)
-		}
-		files := []string{path, "/usr/bin/" + name}
-		for _, m := range libRE.FindAllString(string(out), -1) {
-			files = append(files, m)
-		}
-		for _, f := range files {
-			if err := addFile(f); err != nil {
-				return err
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	// The directories were written after their files (deferred); the
-	// engine creates missing parents anyway.
-	res, err := cli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, testImage, client.ImageImportOptions{})
-	if err != nil {
-		return err
-	}
-	defer res.Close()
-	_, err = io.Copy(io.Discard, res)
-	return err
+	return dockerimage.Image(t)
 }
 
 // dockerRunner returns a docker Runner on a fresh workspace, closed at the
