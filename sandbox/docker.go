@@ -184,8 +184,24 @@ func (d *docker) remove(b *box) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := d.cli.ContainerRemove(ctx, b.id, client.ContainerRemoveOptions{Force: true})
-	b.conn.Close()
-	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+	if b.conn.Conn != nil {
+		b.conn.Close()
+	}
+	if cerrdefs.IsConflict(err) {
+		// The engine is removing it already (its auto-removal at exit):
+		// wait until it is gone.
+		for {
+			if _, err = d.cli.ContainerInspect(ctx, b.id, client.ContainerInspectOptions{}); err != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("removing container %.12s: %w", b.id, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("removing container %.12s: %w", b.id, err)
 	}
 	return nil
@@ -276,8 +292,8 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 		return fail(fmt.Errorf("%w: attaching to the container: %v", ErrUnavailable, err))
 	}
 	b.conn = att.HijackedResponse
-	var stderr strings.Builder
-	go b.read(&stderr)
+	stderr := &headWriter{max: 4 << 10}
+	go b.read(stderr)
 	if _, err := d.cli.ContainerStart(ctx, b.id, client.ContainerStartOptions{}); err != nil {
 		return fail(fmt.Errorf("%w: starting a container from image %q: %v (the image must provide bash)", ErrUnavailable, p.Image, err))
 	}
@@ -287,7 +303,7 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 			return fail(fmt.Errorf("%w: the container's agent answered %q", ErrUnavailable, r))
 		}
 	case <-b.dead:
-		return fail(fmt.Errorf("%w: the container from image %q ended at once: %s", ErrUnavailable, p.Image, strings.TrimSpace(stderr.String())))
+		return fail(fmt.Errorf("%w: the container from image %q ended at once (the image must provide bash): %s", ErrUnavailable, p.Image, strings.TrimSpace(stderr.String())))
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
@@ -392,9 +408,10 @@ func (b *box) stat() (counters, error) {
 	return c, nil
 }
 
-// signal sends sig (TERM or KILL) to command id's processes.
+// signal sends sig (TERM or KILL) to command id's processes. The wait is
+// short: when the agent does not answer, the caller removes the container.
 func (b *box) signal(id, sig string) error {
-	_, err := b.ask("kill "+id+" "+sig, "kill", 30*time.Second)
+	_, err := b.ask("kill "+id+" "+sig, "kill", 10*time.Second)
 	return err
 }
 
@@ -645,4 +662,27 @@ func randomID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// headWriter keeps the first max bytes written to it. It is safe for
+// concurrent use.
+type headWriter struct {
+	max int
+	mu  sync.Mutex
+	b   []byte
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := min(len(p), w.max-len(w.b)); n > 0 {
+		w.b = append(w.b, p[:n]...)
+	}
+	return len(p), nil
+}
+
+func (w *headWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
 }

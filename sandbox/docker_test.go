@@ -3,9 +3,11 @@
 package sandbox
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -528,4 +530,55 @@ func TestDockerStreaming(t *testing.T) {
 	if res := p.Result(); !res.Killed || res.Stdout.Text != "first\n" {
 		t.Errorf("after Kill: %+v", res)
 	}
+}
+
+// An image without bash is refused at the first command, saying so.
+func TestDockerImageWithoutBash(t *testing.T) {
+	needDocker(t)
+	cli, _, err := dockerClient("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	const name = "praxis-sandbox-test-nobash:1"
+	var buf strings.Builder
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "hello", Mode: 0o644, Size: 3})
+	tw.Write([]byte("hi\n"))
+	tw.Close()
+	res, err := cli.ImageImport(context.Background(), client.ImageImportSource{Source: strings.NewReader(buf.String()), SourceName: "-"}, name, client.ImageImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res)
+	res.Close()
+	r := dockerRunner(t, func(p *Policy) { p.Image = name })
+	_, err = r.Run(context.Background(), Command{Script: "true"})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "must provide bash") {
+		t.Errorf("got %v", err)
+	}
+	if ids := workspaceContainers(t, r.docker.ws); len(ids) != 0 {
+		t.Errorf("the failed container was left: %v", ids)
+	}
+}
+
+// workspaceContainers returns the engine's containers labelled with ws.
+func workspaceContainers(t *testing.T, ws string) []string {
+	t.Helper()
+	cli, _, err := dockerClient("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{
+		All: true, Filters: make(client.Filters).Add("label", labelWorkspace+"="+ws),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range list.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }
