@@ -64,6 +64,12 @@ func TestBashDocker(t *testing.T) {
 		t.Errorf("result:\n%s", res.Text)
 	}
 
+	res = mustOK(t, call(t, e, "bash", map[string]any{"command": "sleep 300 & echo started"}))
+	if !strings.Contains(res.Text, "note: 1 background process(es) were still running") ||
+		res.Structured.(map[string]any)["leftovers_killed"] != 1 {
+		t.Errorf("leftovers:\n%s", res.Text)
+	}
+
 	mustFail(t, call(t, e, "bash", map[string]any{"command": "echo before; sleep 60", "timeout_ms": 1000}),
 		ETimeout, "ran past its time limit of 1s", "--- stdout ---\nbefore\n")
 	mustFail(t, call(t, e, "bash", map[string]any{"command": "f() { f | f & }; f; wait", "timeout_ms": 60000}),

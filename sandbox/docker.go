@@ -394,17 +394,23 @@ func (b *box) ask(req, want string, wait time.Duration) ([]string, error) {
 }
 
 // counters are the container cgroup's event counts: how often a fork
-// failed at the pids limit, and how many processes the OOM killer killed.
-type counters struct{ pidsMax, oomKill int64 }
+// failed at the pids limit, and how many processes the OOM killer killed;
+// and how many processes a finished command left behind.
+type counters struct{ pidsMax, oomKill, left int64 }
 
-func (b *box) stat() (counters, error) {
-	f, err := b.ask("stat", "stat", 10*time.Second)
-	if err != nil || len(f) != 2 {
+// stat returns the counters, with the leftovers of command id if not "".
+func (b *box) stat(id string) (counters, error) {
+	f, err := b.ask(strings.TrimSpace("stat "+id), "stat", 10*time.Second)
+	if err != nil {
 		return counters{}, err
+	}
+	if len(f) != 3 {
+		return counters{}, fmt.Errorf("container agent: stat answered %q", f)
 	}
 	var c counters
 	c.pidsMax, _ = strconv.ParseInt(f[0], 10, 64)
 	c.oomKill, _ = strconv.ParseInt(f[1], 10, 64)
+	c.left, _ = strconv.ParseInt(f[2], 10, 64)
 	return c, nil
 }
 
@@ -431,7 +437,7 @@ func (d *docker) start(ctx context.Context, c Command, dir string, timeout time.
 	if err != nil {
 		return nil, err
 	}
-	before, err := b.stat()
+	before, err := b.stat("")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -517,7 +523,7 @@ wait:
 		case <-tick:
 			// A fork failed at the container's pids limit since the last
 			// look: end the command with the most processes.
-			c, err := b.stat()
+			c, err := b.stat("")
 			if err != nil || c.pidsMax == seen {
 				continue
 			}
@@ -559,7 +565,11 @@ inspect:
 	// command ran: a fork refused at the pids limit (the command may have
 	// gone on, its forks failing), a process killed for memory (the
 	// command fails then).
-	if after, err := b.stat(); err == nil && p.res.Limit == "" {
+	after, err := b.stat(id)
+	if err == nil {
+		p.res.Leftovers = int(after.left)
+	}
+	if err == nil && p.res.Limit == "" {
 		switch {
 		case after.pidsMax > before.pidsMax && pol.Limits.Processes > 0:
 			p.res.Limit = "processes"

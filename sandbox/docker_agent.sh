@@ -2,7 +2,9 @@
 # (under the engine's init). Praxis holds its standard input and output
 # open; it reads one request a line and answers one line:
 #
-#   stat           -> stat PIDS_MAX OOM_KILL   the cgroup's event counters
+#   stat [ID]      -> stat PIDS_MAX OOM_KILL LEFT   the cgroup's event
+#                     counters, and how many processes command ID left
+#                     behind (its wrapper killed them)
 #   kill ID SIG    -> kill N                   signal command ID's processes
 #   top            -> top ID                   the command with most processes
 #
@@ -32,7 +34,12 @@ while read -r op a b; do
 		counter "$pids_events" max
 		pm=$v
 		counter "$mem_events" oom_kill
-		echo "stat $pm $v"
+		left=0
+		if [[ $a =~ ^[0-9a-f]+$ ]]; then
+			{ read -r left <"/tmp/.praxis-left-$a"; } 2>/dev/null
+			[[ $left =~ ^[0-9]+$ ]] || left=0
+		fi
+		echo "stat $pm $v $left"
 		;;
 	kill)
 		sweep "$a" "$b"

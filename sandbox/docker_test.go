@@ -256,8 +256,11 @@ func TestDockerLeftovers(t *testing.T) {
 	r := dockerRunner(t, nil)
 	start := time.Now()
 	res := drun(t, r, Command{Script: "sleep 300 & (setsid sleep 301 &); echo done"})
-	if res.Stdout.Text != "done\n" || res.ExitCode != 0 {
-		t.Fatal(res)
+	if res.Stdout.Text != "done\n" || res.ExitCode != 0 || res.Leftovers != 2 {
+		t.Fatalf("%+v", res)
+	}
+	if res := drun(t, r, Command{Script: "true"}); res.Leftovers != 0 {
+		t.Errorf("a command that left nothing: %+v", res)
 	}
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("the command took %v: its leftovers held its output open", el)
