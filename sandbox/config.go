@@ -45,7 +45,7 @@ type fileConfig struct {
 // sections of the file are ignored. Unknown keys in the section and
 // malformed values are errors. The policy itself is checked by New.
 //
-// The keys: shell (bool), isolation (none, bwrap), network (on, off), env
+// The keys: shell (bool), isolation (none, bwrap, docker), network (on, off), env
 // (list of names or prefixes ending in *), writable and hide (lists of
 // absolute paths; a leading ~/ is the home directory), timeout, max_timeout,
 // background_after, kill_grace (durations such as 90s or 5m), output_bytes,

@@ -87,7 +87,7 @@ type Policy struct {
 	Workspace string
 	// Shell enables running commands at all.
 	Shell bool
-	// Isolation is none or bwrap. Default none.
+	// Isolation is none, bwrap or docker. Default none.
 	Isolation Isolation
 	// Network is on, off, or the isolation's default.
 	Network Network
