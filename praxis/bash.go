@@ -70,14 +70,17 @@ func newShell(p *sandbox.Policy, ws *Workspace, protected []string) (*shell, err
 	return s, nil
 }
 
-// close ends every command, foreground and background, and waits until
-// their processes are gone.
+// close ends every command, foreground and background, waits until
+// their processes are gone, and ends the runner's session.
 func (s *shell) close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
 	s.running.Wait()
+	if s.runner != nil {
+		s.runner.Close()
+	}
 }
 
 // start starts c unless the shell is closed.

@@ -27,11 +27,15 @@ type fileConfig struct {
 	BackgroundAfter *time.Duration `yaml:"background_after"`
 	OutputBytes     *quantity      `yaml:"output_bytes"`
 	KillGrace       *time.Duration `yaml:"kill_grace"`
+	Image           *string        `yaml:"image"`
+	Engine          *string        `yaml:"engine"`
 	Limits          struct {
 		CPUSeconds   *quantity `yaml:"cpu_seconds"`
 		AddressSpace *quantity `yaml:"address_space"`
 		Processes    *quantity `yaml:"processes"`
 		FileSize     *quantity `yaml:"file_size"`
+		Memory       *quantity `yaml:"memory"`
+		CPUs         *cpus     `yaml:"cpus"`
 	} `yaml:"limits"`
 }
 
@@ -41,11 +45,12 @@ type fileConfig struct {
 // sections of the file are ignored. Unknown keys in the section and
 // malformed values are errors. The policy itself is checked by New.
 //
-// The keys: shell (bool), isolation (none, bwrap), network (on, off), env
+// The keys: shell (bool), isolation (none, bwrap, docker), network (on, off), env
 // (list of names or prefixes ending in *), writable and hide (lists of
 // absolute paths; a leading ~/ is the home directory), timeout, max_timeout,
 // background_after, kill_grace (durations such as 90s or 5m), output_bytes,
-// and under limits: cpu_seconds, address_space, processes, file_size.
+// image and engine (isolation docker), and under limits: cpu_seconds,
+// address_space, processes, file_size, memory (a size) and cpus (a number).
 // Sizes are a number of bytes or a number with a unit (KiB, MiB, GiB, KB,
 // MB, GB); a limit may be "unlimited".
 func ApplyConfig(p *Policy, data []byte) error {
@@ -108,6 +113,15 @@ func ApplyConfig(p *Policy, data []byte) error {
 		}
 		p.OutputBytes = int(*c.OutputBytes)
 	}
+	if c.Image != nil {
+		p.Image = *c.Image
+	}
+	if c.Engine != nil {
+		p.Engine = *c.Engine
+	}
+	if c.Limits.CPUs != nil {
+		p.Limits.CPUs = float64(*c.Limits.CPUs)
+	}
 	for _, l := range []struct {
 		dst *int64
 		src *quantity
@@ -116,6 +130,7 @@ func ApplyConfig(p *Policy, data []byte) error {
 		{&p.Limits.AddressSpace, c.Limits.AddressSpace},
 		{&p.Limits.Processes, c.Limits.Processes},
 		{&p.Limits.FileSize, c.Limits.FileSize},
+		{&p.Limits.Memory, c.Limits.Memory},
 	} {
 		if l.src != nil {
 			*l.dst = int64(*l.src)
@@ -171,5 +186,22 @@ func (q *quantity) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: %q is not a count, a size such as 512MiB, or unlimited", n.Line, n.Value)
 	}
 	*q = quantity(v * factor)
+	return nil
+}
+
+// cpus is a number of CPUs, such as 2 or 0.5, or "unlimited" (-1).
+type cpus float64
+
+func (c *cpus) UnmarshalYAML(n *yaml.Node) error {
+	s := strings.TrimSpace(n.Value)
+	if s == "unlimited" {
+		*c = -1
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 || v > 1<<20 {
+		return fmt.Errorf("line %d: cpus %q is not a positive number such as 2 or 0.5, or unlimited", n.Line, n.Value)
+	}
+	*c = cpus(v)
 	return nil
 }

@@ -32,6 +32,11 @@ const (
 	// read-only, the workspace read-write, a private /tmp, a new PID
 	// namespace, and, with the network off, a new network namespace.
 	IsolationBwrap Isolation = "bwrap"
+	// IsolationDocker runs commands in a container of Policy.Image through
+	// a Docker Engine API (Docker or Podman): one container per Runner,
+	// holding only the workspace and the Writable paths of the host, with
+	// the limits as totals of the container.
+	IsolationDocker Isolation = "docker"
 )
 
 // Network says whether commands may use the network.
@@ -64,6 +69,14 @@ type Limits struct {
 	// FileSize is the largest file, in bytes, a process may write
 	// (RLIMIT_FSIZE).
 	FileSize int64
+	// Memory is the memory, in bytes, all of the commands' processes may
+	// use together (swap included). Only IsolationDocker enforces it.
+	// Zero or negative means no limit.
+	Memory int64
+	// CPUs is how many CPUs' worth of time the commands may use together
+	// (1.5: one and a half). Only IsolationDocker enforces it. Zero or
+	// negative means no limit.
+	CPUs float64
 }
 
 // Policy says whether and how commands run. The zero Policy disables the
@@ -74,7 +87,7 @@ type Policy struct {
 	Workspace string
 	// Shell enables running commands at all.
 	Shell bool
-	// Isolation is none or bwrap. Default none.
+	// Isolation is none, bwrap or docker. Default none.
 	Isolation Isolation
 	// Network is on, off, or the isolation's default.
 	Network Network
@@ -115,6 +128,14 @@ type Policy struct {
 	// KillGrace is how long a process group has between SIGTERM and
 	// SIGKILL. Default 1 second.
 	KillGrace time.Duration
+	// Image is the container image commands run in under IsolationDocker:
+	// a name or an ID present in the engine's image store. It is never
+	// pulled. Required with IsolationDocker.
+	Image string
+	// Engine is the Docker Engine API endpoint under IsolationDocker, as
+	// in DOCKER_HOST (unix:///run/podman/podman.sock, tcp://host:2376,
+	// ssh://user@host). Default: DOCKER_HOST, else the local socket.
+	Engine string
 }
 
 // DefaultHide lists where credentials usually live. Under bwrap they are
@@ -205,8 +226,15 @@ var (
 func (p Policy) validate() error {
 	switch p.Isolation {
 	case IsolationNone, IsolationBwrap:
+	case IsolationDocker:
+		if p.Image == "" {
+			return fmt.Errorf("%w: isolation docker needs image: the container image to run commands in (present in the engine's store; it is never pulled)", ErrInvalid)
+		}
 	default:
-		return fmt.Errorf("%w: isolation %q: want none or bwrap", ErrInvalid, p.Isolation)
+		return fmt.Errorf("%w: isolation %q: want none, bwrap or docker", ErrInvalid, p.Isolation)
+	}
+	if p.Isolation != IsolationDocker && (p.Limits.Memory > 0 || p.Limits.CPUs > 0) {
+		return fmt.Errorf("%w: limits.memory and limits.cpus are totals that only isolation docker enforces; with isolation %s nothing would", ErrUnavailable, p.Isolation)
 	}
 	switch p.Network {
 	case NetworkDefault, NetworkOn:
@@ -241,7 +269,7 @@ func (p Policy) validate() error {
 
 // networkOff reports whether commands get no network.
 func (p Policy) networkOff() bool {
-	return p.Network == NetworkOff || (p.Network == NetworkDefault && p.Isolation == IsolationBwrap)
+	return p.Network == NetworkOff || (p.Network == NetworkDefault && (p.Isolation == IsolationBwrap || p.Isolation == IsolationDocker))
 }
 
 // environ builds a command's environment: the allowlisted variables of
@@ -305,7 +333,9 @@ func (p Policy) inside(dir string) (string, error) {
 
 // Loosens returns the settings in which q allows more than p: the shell
 // enabled, weaker isolation, the network on, more variables, more writable
-// or fewer hidden paths, a longer max_timeout or a higher limit. It is empty when q is as
+// or fewer hidden paths, a longer max_timeout, a higher limit, or another
+// Docker engine (commands and their environment would go elsewhere; a
+// different image is not a loosening). It is empty when q is as
 // strict as p or stricter. Praxis uses it to let a workspace's own config
 // file tighten the policy but never loosen it.
 func (p Policy) Loosens(q Policy) []string {
@@ -314,8 +344,12 @@ func (p Policy) Loosens(q Policy) []string {
 	if q.Shell && !p.Shell {
 		out = append(out, "shell")
 	}
-	if p.Isolation == IsolationBwrap && q.Isolation != IsolationBwrap {
+	if p.Isolation == IsolationBwrap && q.Isolation != IsolationBwrap && q.Isolation != IsolationDocker ||
+		p.Isolation == IsolationDocker && q.Isolation != IsolationDocker {
 		out = append(out, "isolation")
+	}
+	if q.Isolation == IsolationDocker && q.Engine != p.Engine {
+		out = append(out, "engine")
 	}
 	if p.networkOff() && !q.networkOff() {
 		out = append(out, "network")
@@ -350,5 +384,11 @@ func (p Policy) Loosens(q Policy) []string {
 	higher("address_space", p.Limits.AddressSpace, q.Limits.AddressSpace)
 	higher("processes", p.Limits.Processes, q.Limits.Processes)
 	higher("file_size", p.Limits.FileSize, q.Limits.FileSize)
+	if p.Limits.Memory > 0 && (q.Limits.Memory <= 0 || q.Limits.Memory > p.Limits.Memory) {
+		out = append(out, "limits.memory")
+	}
+	if p.Limits.CPUs > 0 && (q.Limits.CPUs <= 0 || q.Limits.CPUs > p.Limits.CPUs) {
+		out = append(out, "limits.cpus")
+	}
 	return out
 }

@@ -13,8 +13,9 @@ import (
 // Runner runs commands under one Policy. It is safe for concurrent use.
 type Runner struct {
 	policy Policy
-	bash   string // the bash that runs the limits and, without isolation, the command
-	bwrap  string // the bwrap program, under IsolationBwrap
+	bash   string  // the bash that runs the limits and, without isolation, the command
+	bwrap  string  // the bwrap program, under IsolationBwrap
+	docker *docker // the engine and the session's container, under IsolationDocker
 }
 
 // New returns a Runner for p, with p's zero fields set to their defaults.
@@ -30,6 +31,11 @@ func New(p Policy) (*Runner, error) {
 	r := &Runner{policy: p}
 	if !p.Shell {
 		return r, nil
+	}
+	if p.Isolation == IsolationDocker {
+		var err error
+		r.docker, err = newDocker(p)
+		return r, err
 	}
 	if err := checkPlatform(p); err != nil {
 		return nil, err
@@ -127,7 +133,21 @@ func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.docker != nil {
+		return r.docker.start(ctx, c, dir, timeout)
+	}
 	return r.start(ctx, c, dir, timeout)
+}
+
+// Close ends the runner's session. Under IsolationDocker it removes the
+// session's container, ending every command still running in it, and
+// Start fails afterwards; the other isolations hold nothing between
+// commands.
+func (r *Runner) Close() error {
+	if r.docker != nil {
+		return r.docker.close()
+	}
+	return nil
 }
 
 // Run runs c to its end and returns its result.

@@ -1,0 +1,56 @@
+# Shared by the agent and the command wrapper of isolation docker (see
+# docker.go). Bash builtins only: no function here forks, so both keep
+# working when the container's pids limit leaves no room for a new process.
+
+# scan ID: sets hit to the live processes whose environment carries
+# PRAXIS_COMMAND=ID, and their descendants, leaving out this shell and
+# $skip; sets mark to each marked process's ID, for top.
+scan() {
+	local want="PRAXIS_COMMAND=$1" d p line state ppid kv changed=1
+	unset hit par mark
+	declare -gA hit=() par=() mark=()
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		((p == $$ || p == ${skip:-0})) && continue
+		{ read -r line <"$d/stat"; } 2>/dev/null || continue
+		line=${line##*) }
+		state=${line%% *}
+		line=${line#* }
+		ppid=${line%% *}
+		[[ $state == [ZX] ]] && continue
+		par[$p]=$ppid
+		{
+			while IFS= read -r -d '' kv; do
+				if [[ $kv == PRAXIS_COMMAND=* ]]; then
+					mark[$p]=${kv#PRAXIS_COMMAND=}
+					[[ $kv == "$want" ]] && hit[$p]=1
+					break
+				fi
+			done <"$d/environ"
+		} 2>/dev/null
+	done
+	while ((changed)); do
+		changed=0
+		for p in "${!par[@]}"; do
+			if [[ -z ${hit[$p]} && -n ${hit[${par[$p]}]} ]]; then
+				hit[$p]=1
+				changed=1
+			fi
+		done
+	done
+}
+
+# sweep ID SIGNAL: sends SIGNAL to the processes of command ID; with KILL,
+# again until none is left (a process forking meanwhile adds one). Sets n
+# to the number of processes found first.
+sweep() {
+	local round
+	n=-1
+	for round in {1..200}; do
+		scan "$1"
+		((n < 0)) && n=${#hit[@]}
+		((${#hit[@]})) || return 0
+		kill -s "$2" "${!hit[@]}" 2>/dev/null
+		[[ $2 == KILL ]] || return 0
+	done
+}
