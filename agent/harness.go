@@ -224,6 +224,9 @@ type harnessState struct {
 	mu      sync.Mutex
 	doom    *doomloop.Detector
 	pending []pendingText // text to add to the conversation at the step's end
+	// refused holds the calls of the current step that a budget, a hook
+	// or a rule refused: they did not run, and PostToolUse skips them.
+	refused map[refusedCall]bool
 
 	// compaction
 	compacted   int // model replies folded into summaries
@@ -242,6 +245,11 @@ type harnessState struct {
 }
 
 type pendingText struct{ kind, text string }
+
+type refusedCall struct {
+	step int
+	id   string
+}
 
 // initHarness sets up the harness state of r. It runs before run_start.
 func (r *run) initHarness() {
@@ -408,6 +416,21 @@ func (r *run) refuse(ctx context.Context, step int, c Block, res *praxis.Result)
 	if hs == nil {
 		return false
 	}
+	if !r.refuseCall(ctx, step, c, res) {
+		return false
+	}
+	hs.mu.Lock()
+	if hs.refused == nil {
+		hs.refused = make(map[refusedCall]bool)
+	}
+	hs.refused[refusedCall{step, c.ID}] = true
+	hs.mu.Unlock()
+	return true
+}
+
+// refuseCall is refuse without the bookkeeping.
+func (r *run) refuseCall(ctx context.Context, step int, c Block, res *praxis.Result) bool {
+	hs := r.hs
 	h := hs.h
 	if h.MaxToolCalls > 0 && hs.started.Add(1) > int64(h.MaxToolCalls) {
 		hs.overCalls.Store(true)
@@ -477,8 +500,9 @@ func (r *run) reportHookFailures(ev hooks.Event, step int, o hooks.Outcome) {
 	}
 }
 
-// afterTool runs after a call: PostToolUse hooks, loop detection, and the
-// cut of a huge result. It returns the text the model receives.
+// afterTool runs after a call: PostToolUse hooks (for a call that ran, not
+// one that was refused), loop detection, and the cut of a huge result. It
+// returns the text the model receives.
 func (r *run) afterTool(ctx context.Context, step int, c Block, res praxis.Result, text string) string {
 	hs := r.hs
 	if hs == nil {
@@ -491,7 +515,11 @@ func (r *run) afterTool(ctx context.Context, step int, c Block, res praxis.Resul
 		hs.mu.Unlock()
 	}
 	text = r.cutResult(c, text)
-	if h.Hooks.Has(hooks.PostToolUse) {
+	hs.mu.Lock()
+	refused := hs.refused[refusedCall{step, c.ID}]
+	delete(hs.refused, refusedCall{step, c.ID})
+	hs.mu.Unlock()
+	if h.Hooks.Has(hooks.PostToolUse) && !refused {
 		o := h.Hooks.Run(ctx, r.hookInput(hooks.PostToolUse, func(in *hooks.Input) {
 			in.ToolName, in.ToolInput, in.ToolUseID = c.Name, objectOrEmpty(c.Input), c.ID
 			in.ToolResponse = &hooks.ToolResponse{Output: text, IsError: res.IsError, Code: string(res.Code)}

@@ -71,7 +71,9 @@ func (ef *engineFlags) loadPolicy() error {
 		{filepath.Join(ws, filepath.FromSlash(workspaceConfigName)), false, true},
 		{ef.config, true, false},
 	}
-	ef.protected = []string{workspaceConfigName}
+	// The agent reads its hooks and rules from the workspace's Claude Code
+	// settings: the model must not write its own.
+	ef.protected = append([]string{workspaceConfigName}, claudeSettings...)
 	for _, f := range files {
 		if f.path == "" {
 			continue

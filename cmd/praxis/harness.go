@@ -64,6 +64,7 @@ type harnessFlags struct {
 	gates                   stringList
 	maxGateAttempts         int
 	hooksFile, permsFile    string
+	settingsFile            string
 	allow, ask, deny        stringList
 	doomThreshold           int
 	doomExempt              string
@@ -85,6 +86,7 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.Var(&hf.gates, "gate", "a `command` that must pass before the run completes (repeatable; run in order under the sandbox)")
 	fs.IntVar(&hf.maxGateAttempts, "max-gate-attempts", 3, "stop with gate_failed after the gates failed `N` times")
 	fs.StringVar(&hf.hooksFile, "hooks", "", "a hooks config `file` (JSON or YAML, Claude Code format: a settings.json works)")
+	fs.StringVar(&hf.settingsFile, "settings", "", "a Claude Code style settings `file` whose hooks and permissions apply (JSON or YAML); the workspace's .claude/settings.json and .claude/settings.local.json are read too")
 	fs.StringVar(&hf.permsFile, "permissions", "", "a `file` with a permissions object of allow/ask/deny rules (JSON or YAML)")
 	fs.Var(&hf.allow, "allow", "allow calls matching `RULE`, e.g. 'bash(go test*)' (repeatable)")
 	fs.Var(&hf.ask, "ask", "ask before calls matching `RULE`; refused without a terminal (repeatable)")
@@ -135,7 +137,9 @@ func (hf *harnessFlags) check() error {
 }
 
 // harness builds the controls the flags describe.
-func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io stdio, log *slog.Logger) (*agent.Harness, error) {
+// tools are the names of the session's tools: rules and hook matchers
+// that name none of them are warned of.
+func (hf *harnessFlags) harness(provider, workspace string, tools []string, interactive bool, io stdio, log *slog.Logger) (*agent.Harness, error) {
 	if err := hf.check(); err != nil {
 		return nil, err
 	}
@@ -166,24 +170,36 @@ func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io
 	}
 	h.Compaction = agent.Compaction{ContextWindow: window, Threshold: hf.compactAt, KeepRecent: hf.keepRecent}
 
-	if hf.hooksFile != "" {
-		cfg, err := hooks.Load(hf.hooksFile)
-		if err != nil {
-			return nil, err
+	var hookConfigs []*hooks.Config
+	var rules permission.Rules
+	for _, f := range hf.settingsFiles(workspace, io) {
+		if f.hooks {
+			cfg, err := hooks.Load(f.name)
+			if err != nil {
+				return nil, err
+			}
+			for _, what := range cfg.Skipped {
+				log.Warn("hooks: not used", "file", f.name, "what", what)
+			}
+			hookConfigs = append(hookConfigs, cfg)
 		}
-		for _, what := range cfg.Skipped {
-			log.Warn("hooks: not used", "file", hf.hooksFile, "what", what)
+		if f.perms {
+			r, err := permission.Load(f.name)
+			if err != nil {
+				return nil, err
+			}
+			rules.Allow = append(rules.Allow, r.Allow...)
+			rules.Ask = append(rules.Ask, r.Ask...)
+			rules.Deny = append(rules.Deny, r.Deny...)
+		}
+	}
+	if len(hookConfigs) > 0 {
+		cfg := hooks.Merge(hookConfigs...)
+		for _, what := range cfg.Unused(tools) {
+			log.Warn("hooks: " + what)
 		}
 		h.Hooks = &hooks.Runner{Config: cfg, Dir: workspace, Logger: log,
 			Env: []string{"PRAXIS_PROJECT_DIR=" + workspace, "CLAUDE_PROJECT_DIR=" + workspace}}
-	}
-	var rules permission.Rules
-	if hf.permsFile != "" {
-		r, err := permission.Load(hf.permsFile)
-		if err != nil {
-			return nil, err
-		}
-		rules = r
 	}
 	rules.Allow = append(rules.Allow, hf.allow...)
 	rules.Ask = append(rules.Ask, hf.ask...)
@@ -194,11 +210,48 @@ func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io
 			return nil, err
 		}
 		h.Permissions = p
+		for _, what := range p.Unused(tools) {
+			log.Warn("permissions: " + what)
+		}
 		if interactive {
 			h.Prompter = &permission.Terminal{In: io.in, Out: io.err}
 		}
 	}
 	return h, nil
+}
+
+// claudeSettings are the Claude Code settings files of a workspace, read
+// when present, in the order Claude Code reads them.
+var claudeSettings = []string{".claude/settings.json", ".claude/settings.local.json"}
+
+// settingsFile is a file of hooks, permissions or both.
+type settingsFile struct {
+	name         string
+	hooks, perms bool
+}
+
+// settingsFiles lists the files whose hooks and permissions apply: the
+// workspace's Claude Code settings files that exist (each announced on
+// stderr), then --settings, --hooks and --permissions.
+func (hf *harnessFlags) settingsFiles(workspace string, io stdio) []settingsFile {
+	var out []settingsFile
+	for _, rel := range claudeSettings {
+		name := filepath.Join(workspace, filepath.FromSlash(rel))
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			fmt.Fprintf(io.err, "praxis agent: reading hooks and permissions from %s\n", rel)
+			out = append(out, settingsFile{name, true, true})
+		}
+	}
+	if hf.settingsFile != "" {
+		out = append(out, settingsFile{hf.settingsFile, true, true})
+	}
+	if hf.hooksFile != "" {
+		out = append(out, settingsFile{name: hf.hooksFile, hooks: true})
+	}
+	if hf.permsFile != "" {
+		out = append(out, settingsFile{name: hf.permsFile, perms: true})
+	}
+	return out
 }
 
 // isTerminal reports whether r is a terminal (a character device).
@@ -224,7 +277,13 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	h, err := hf.harness(cfg.Provider.Name(), ws, !asJSON && isTerminal(io.in), io, log)
+	var tools []string
+	if cfg.Tools != nil {
+		for _, t := range cfg.Tools.Tools() {
+			tools = append(tools, t.Name)
+		}
+	}
+	h, err := hf.harness(cfg.Provider.Name(), ws, tools, !asJSON && isTerminal(io.in), io, log)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
