@@ -110,7 +110,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	defer eng.Close()
 	tools := eng.Catalog().Tools()
 	if *mcpConfig != "" {
-		cfg, err := mcpclient.LoadConfig(*mcpConfig, nil)
+		cfg, err := mcpclient.LoadConfig(*mcpConfig, mcpclient.Vars{Workspace: eng.Workspace().Dir()})
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}

@@ -483,6 +483,7 @@ func TestMCPList(t *testing.T) {
 	servers := map[string]any{
 		"broken": map[string]any{"command": "praxis-no-such-mcp-server"},
 		"off":    map[string]any{"command": "x", "enabled": false},
+		"input":  map[string]any{"command": "x", "env": map[string]any{"KEY": "${input:key}"}},
 	}
 	if os.Getenv("PRAXIS_NPM_MCP_DIR") != "" || os.Getenv("PRAXIS_REQUIRE_NPM_SERVERS") == "1" {
 		servers["memory"] = map[string]any{"command": npmservers.Bin(t, npmservers.Memory),
@@ -498,7 +499,7 @@ func TestMCPList(t *testing.T) {
 	if code != exitToolError {
 		t.Errorf("exit %d with a broken server, want %d", code, exitToolError)
 	}
-	wants := []string{"broken  failed  stdio", "executable file not found", "off  disabled  stdio"}
+	wants := []string{"broken  failed  stdio", "executable file not found", "off  disabled  stdio", "input  invalid", "${input:key} asks the user"}
 	if servers["memory"] != nil {
 		wants = append(wants, "memory  connected  stdio", "mcp__memory__read_graph", "skipped: excluded by tools_allow / tools_deny")
 	}

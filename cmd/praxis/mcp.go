@@ -24,6 +24,7 @@ func runMCP(ctx context.Context, args []string, io stdio) int {
 	fs := newFlagSet("mcp list", "[flags]",
 		"Connects to the external MCP servers of a configuration file and lists each server, its\n"+
 			"state and its tools as the agent sees them (mcp__SERVER__TOOL).\n"+
+			"An entry that cannot be used is listed as invalid with the reason.\n"+
 			"Exit status: 0 when every enabled server connected, 1 when one did not, 2 on usage errors.", io)
 	config := fs.String("config", defaultMCPConfig, "the configuration `file` (mcpServers or VS Code servers format)")
 	asJSON := fs.Bool("json", false, "print the servers and tools as JSON")
@@ -34,7 +35,7 @@ func runMCP(ctx context.Context, args []string, io stdio) int {
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := mcpclient.LoadConfig(*config, nil)
+	cfg, err := mcpclient.LoadConfig(*config, mcpclient.Vars{})
 	if err != nil {
 		fmt.Fprintf(io.err, "praxis mcp list: %v\n", err)
 		return exitUsage
@@ -44,7 +45,7 @@ func runMCP(ctx context.Context, args []string, io stdio) int {
 	servers := m.Servers()
 	code := exitOK
 	for _, s := range servers {
-		if s.State == mcpclient.StateFailed {
+		if s.State == mcpclient.StateFailed || s.State == mcpclient.StateInvalid {
 			code = exitToolError
 		}
 	}
