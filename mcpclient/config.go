@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/jsonerr"
 )
 
 // Transport kinds a server can use.
@@ -124,7 +125,7 @@ func ParseConfig(data []byte, vars Vars) (*Config, error) {
 		Servers    map[string]json.RawMessage `json:"servers"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("is not valid JSON (%s)", jsonProblem(err))
+		return nil, fmt.Errorf("is not valid JSON (%s)", jsonerr.Describe(err))
 	}
 	if top.MCPServers != nil && top.Servers != nil {
 		return nil, errors.New(`has both "mcpServers" and "servers"; keep one`)
@@ -150,39 +151,6 @@ func ParseConfig(data []byte, vars Vars) (*Config, error) {
 	return cfg, nil
 }
 
-// jsonProblem says what is wrong with a JSON document in a user's terms.
-func jsonProblem(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("at byte %d: %s", syn.Offset, strings.TrimPrefix(syn.Error(), "invalid character "))
-	case errors.As(err, &typ):
-		where := "the value"
-		if typ.Field != "" {
-			where = fmt.Sprintf("%q", typ.Field)
-		}
-		return fmt.Sprintf("%s should be %s, not %s", where, kindOf(typ.Type.Kind().String()), typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "it ends too early"
-	}
-	return err.Error()
-}
-
-func kindOf(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "slice", "array":
-		return "a list"
-	case "map", "struct":
-		return "an object"
-	case "bool":
-		return "true or false"
-	}
-	return "a number"
-}
-
 // rawServer is a server entry as written in the file.
 type rawServer struct {
 	Type       string            `json:"type"`
@@ -202,7 +170,7 @@ type rawServer struct {
 func parseServer(name string, data json.RawMessage, vars Vars) (ServerConfig, error) {
 	var r rawServer
 	if err := json.Unmarshal(data, &r); err != nil {
-		return ServerConfig{}, errors.New(jsonProblem(err))
+		return ServerConfig{}, errors.New(jsonerr.Describe(err))
 	}
 	if name == "" {
 		return ServerConfig{}, errors.New("a server needs a name")

@@ -34,6 +34,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/praxis-tools/praxis/internal/claudecode"
+	"github.com/praxis-tools/praxis/internal/jsonerr"
 )
 
 // Event names a point of a run where hooks run.
@@ -99,7 +100,7 @@ func Load(name string) (*Config, error) {
 	ext := strings.ToLower(filepath.Ext(name))
 	c, err := Parse(b, ext == ".yaml" || ext == ".yml")
 	if err != nil {
-		return nil, fmt.Errorf("hooks %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
 }
@@ -112,10 +113,10 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 	var c Config
 	if isYAML {
 		if err := yaml.Unmarshal(b, &c); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("not valid YAML for hooks: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
 	} else if err := json.Unmarshal(b, &c); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not valid JSON for hooks: %s", jsonerr.Describe(err))
 	}
 	for _, ev := range ignoredEvents {
 		if _, ok := c.Hooks[ev]; ok {

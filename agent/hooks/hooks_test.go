@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]}}`, "matcher"},
 		{`{"hooks": {"Stop": [{"hooks": [{"command": "  "}]}]}}`, "no command"},
 		{`{"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}`, "negative timeout"},
-		{`{"hooks": [1]}`, "cannot unmarshal"},
+		{`{"hooks": [1]}`, `"hooks" should be an object, not array`},
 	} {
 		if _, err := Parse([]byte(tc.in), false); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Parse(%s) = %v, want %q", tc.in, err, tc.want)

@@ -73,6 +73,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/praxis-tools/praxis/internal/claudecode"
+	"github.com/praxis-tools/praxis/internal/jsonerr"
 )
 
 // Effect is what a rule does to the calls it matches.
@@ -229,12 +230,11 @@ func Load(name string) (Rules, error) {
 	}
 	ext := strings.ToLower(filepath.Ext(name))
 	if ext == ".yaml" || ext == ".yml" {
-		err = yaml.Unmarshal(b, &s)
-	} else {
-		err = json.Unmarshal(b, &s)
-	}
-	if err != nil {
-		return s.Permissions, fmt.Errorf("permission: %s: %w", name, err)
+		if err := yaml.Unmarshal(b, &s); err != nil {
+			return s.Permissions, fmt.Errorf("the permissions of %s are not valid YAML: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+	} else if err := json.Unmarshal(b, &s); err != nil {
+		return s.Permissions, fmt.Errorf("the permissions of %s are not valid JSON: %s", name, jsonerr.Describe(err))
 	}
 	return s.Permissions, nil
 }
