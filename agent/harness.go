@@ -434,7 +434,7 @@ func (r *run) refuseCall(ctx context.Context, step int, c Block, res *praxis.Res
 	h := hs.h
 	if h.MaxToolCalls > 0 && hs.started.Add(1) > int64(h.MaxToolCalls) {
 		hs.overCalls.Store(true)
-		*res = praxis.ErrorResult(praxis.Errorf(praxis.EBudgetExceeded, "%s was not run: the run's budget of %d tool calls (--max-tool-calls) is spent", c.Name, h.MaxToolCalls))
+		*res = praxis.ErrorResult(praxis.Errorf(praxis.EBudgetExceeded, "%s was not run: the run's budget of %d tool calls is spent", c.Name, h.MaxToolCalls))
 		return true
 	}
 	input := objectOrEmpty(c.Input)
@@ -559,7 +559,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 	}
 
 	if hs.overCalls.Load() {
-		return false, StopMaxToolCalls, fmt.Errorf("the model wanted more than %d tool calls (--max-tool-calls)", h.MaxToolCalls)
+		return false, StopMaxToolCalls, fmt.Errorf("the model wanted more than %d tool calls, the run's budget", h.MaxToolCalls)
 	}
 	if hs.doom != nil {
 		if n := len(r.messages); n > 0 {
@@ -582,7 +582,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 	}
 	if more {
 		if used := r.promptTokens(r.usage) + r.usage.OutputTokens; h.MaxTokens > 0 && used >= h.MaxTokens {
-			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d (--max-tokens)", used, h.MaxTokens)
+			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d", used, h.MaxTokens)
 		}
 		return true, "", nil
 	}
@@ -611,7 +611,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 				max = 3
 			}
 			if hs.gateAttempts >= max {
-				return false, StopGateFailed, fmt.Errorf("the gate %q still failed after %d attempts (--max-gate-attempts): exit code %d: %s",
+				return false, StopGateFailed, fmt.Errorf("the gate %q still failed after %d attempts, the most allowed: exit code %d: %s",
 					failed.Command, hs.gateAttempts, failed.ExitCode, clip(oneLine(failed.Output), 300))
 			}
 			r.inject(step, MessageGateFailed, gateMessage(failed, hs.gateAttempts, max))

@@ -99,7 +99,7 @@ func TestBudgets(t *testing.T) {
 		}
 		out, events := hrun(t, context.Background(), Config{}, &Harness{MaxTokens: 250}, turns, ok)
 		last := lastEvent(events)
-		if out.StopReason != StopMaxTokens || out.Steps != 3 || last.StopReason != StopMaxTokens || !strings.Contains(last.Error, "--max-tokens") {
+		if out.StopReason != StopMaxTokens || out.Steps != 3 || last.StopReason != StopMaxTokens || !strings.Contains(last.Error, "budget of 250") {
 			t.Fatalf("outcome %+v; last %+v", out, last)
 		}
 	})
@@ -121,7 +121,7 @@ func TestBudgets(t *testing.T) {
 			t.Fatalf("outcome %+v, %d calls ran", out, n.Load())
 		}
 		res := ofType(events, EventToolResult)
-		if len(res) != 3 || res[2].Code != string(praxis.EBudgetExceeded) || !strings.Contains(res[2].Output, "--max-tool-calls") {
+		if len(res) != 3 || res[2].Code != string(praxis.EBudgetExceeded) || !strings.Contains(res[2].Output, "budget of 2 tool calls") {
 			t.Fatalf("results %+v", res)
 		}
 	})
