@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -71,6 +72,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		asJSON       = fs.Bool("json", false, "print events as JSON Lines on standard output instead of a transcript")
 	)
 	hf := addHarnessFlags(fs)
+	positive(fs, "max-steps")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -79,8 +81,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		return code
 	}
 	if fs.NArg() == 0 && !hf.resuming() {
-		fs.Usage()
-		return exitUsage
+		return badArgs(fs, io, `needs a TASK ("-" reads it from standard input)`)
 	}
 	var task string
 	var err error
@@ -95,8 +96,16 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	prov, modelName, err := agent.NewProvider(agent.ProviderOptions{
 		Name: *providerName, Model: *model, BaseURL: *baseURL, Script: *script, Getenv: getenv,
 	})
-	if err != nil {
-		return fail(exitUsage, "%v", err)
+	switch {
+	case errors.Is(err, agent.ErrNoProvider):
+		return fail(exitUsage, "no model provider: set ANTHROPIC_API_KEY or OPENAI_API_KEY (with OPENAI_BASE_URL for another OpenAI-compatible server), or run a script with --provider scripted --script FILE")
+	case errors.Is(err, agent.ErrNoScript):
+		return fail(exitUsage, "--provider scripted needs --script FILE")
+	case err != nil:
+		if errors.As(err, new(*iofs.PathError)) {
+			return fail(exitUsage, "%s", fileProblem("--script", err))
+		}
+		return fail(exitUsage, "%s", fileProblem("--script "+*script, err))
 	}
 	if prov.Name() != "scripted" {
 		prov = agent.WithRetry(prov, agent.RetryPolicy{}, nil)
@@ -129,7 +138,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 
 	system, err := agentSystemPrompt(ctx, eng, cat, *systemFile, *systemAppend)
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%s", fileProblem("", err))
 	}
 	var sink func(agent.Event)
 	if *asJSON {
@@ -222,7 +231,7 @@ func agentSystemPrompt(ctx context.Context, eng *praxis.Engine, cat *praxis.Cata
 	if replace != "" {
 		b, err := os.ReadFile(replace)
 		if err != nil {
-			return "", fmt.Errorf("--system: %w", err)
+			return "", errors.New(fileProblem("--system", err))
 		}
 		system = string(b)
 	} else {
@@ -233,7 +242,7 @@ func agentSystemPrompt(ctx context.Context, eng *praxis.Engine, cat *praxis.Cata
 	if appendFile != "" {
 		b, err := os.ReadFile(appendFile)
 		if err != nil {
-			return "", fmt.Errorf("--system-append: %w", err)
+			return "", errors.New(fileProblem("--system-append", err))
 		}
 		system = strings.TrimRight(system, "\n") + "\n\n" + string(b)
 	}

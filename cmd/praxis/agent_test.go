@@ -228,7 +228,7 @@ func TestAgentExitStatuses(t *testing.T) {
 		{"max steps", nil, []string{"--script", loop, "--max-steps", "1", "task"}, exitMaxSteps, ""},
 		{"provider error", nil, []string{"--script", failing, "task"}, exitToolError, "model: nope"},
 		{"no provider", nil, []string{"task"}, exitUsage, "set ANTHROPIC_API_KEY"},
-		{"no task", nil, []string{"--script", loop}, exitUsage, "Usage: praxis agent"},
+		{"no task", nil, []string{"--script", loop}, exitUsage, "needs a TASK"},
 		{"bad tools pattern", nil, []string{"--script", loop, "--tools", "no_such_*", "task"}, exitUsage, `"no_such_*" matches no tool`},
 		{"bad mcp config", nil, []string{"--script", loop, "--mcp-config", filepath.Join(dir, "missing.json"), "task"}, exitUsage, "MCP config"},
 		{"missing system file", nil, []string{"--script", loop, "--system", filepath.Join(dir, "missing.md"), "task"}, exitUsage, "--system"},

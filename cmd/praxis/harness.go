@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -102,6 +103,13 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.BoolVar(&hf.noJournal, "no-journal", false, "do not write the session journal under .praxis/sessions/")
 	fs.IntVar(&hf.iterations, "iterations", 0, "run up to `N` sessions with fresh contexts, each doing one unit of work (needs --progress)")
 	fs.StringVar(&hf.progress, "progress", "", "the progress `file` the sessions of --iterations read and update")
+	atLeast(fs, "max-gate-attempts", 1)
+	check(fs, "compact-at", func(_ string, v any) error {
+		if f, _ := v.(float64); f <= 0 || f > 1 {
+			return errors.New("must be more than 0 and at most 1 (a fraction of the context window)")
+		}
+		return nil
+	})
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -285,7 +293,7 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	}
 	h, err := hf.harness(cfg.Provider.Name(), ws, tools, !asJSON && isTerminal(io.in), io, log)
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%s", fileProblem("the settings file", err))
 	}
 	if hf.iterations == 0 {
 		return hf.session(ctx, cfg, h, task, io, log)
@@ -351,6 +359,9 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 			id = latest
 		}
 		jw, events, jl, err := agent.ResumeSession(dir, id)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(exitUsage, "there is no session %s in this workspace; \"praxis sessions list\" lists them", id)
+		}
 		if err != nil {
 			return fail(exitToolError, "cannot resume session %s: %v", id, err)
 		}
