@@ -211,7 +211,7 @@ func (p *program) command(ws []word, depth int) {
 			p.undecide("eval runs a command made at run time")
 			return
 		case name == "source" || name == ".":
-			if len(args) == 0 || !args[0].static {
+			if len(args) == 0 || !args[0].static || strings.HasPrefix(args[0].val, "/dev/") || strings.HasPrefix(args[0].val, "/proc/") {
 				p.undecide(name + " reads commands that are only known when the command runs")
 				return
 			}
@@ -460,6 +460,8 @@ func (p *program) shell(name string, args []word, depth int) {
 		p.undecide(name + " reads its commands from its input")
 	case !args[i].static:
 		p.undecide(name + " runs a script named at run time")
+	case strings.HasPrefix(args[i].val, "/dev/") || strings.HasPrefix(args[i].val, "/proc/"):
+		p.undecide(name + " reads its commands from " + args[i].val)
 	}
 }
 
