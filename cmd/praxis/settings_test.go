@@ -96,3 +96,36 @@ func TestAgentClaudeSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentClaudeLocalSettings: .claude/settings.local.json is read after
+// .claude/settings.json, and its rules add to the shared file's.
+func TestAgentClaudeLocalSettings(t *testing.T) {
+	ws := workspace(t)
+	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, ".claude", "settings.json"), `{"permissions": {"deny": ["Bash(git push:*)"]}}`)
+	writeFile(t, filepath.Join(ws, ".claude", "settings.local.json"), `{"permissions": {"deny": ["Bash(echo:*)"]}}`)
+	script := writeScript(t, []agent.ScriptTurn{
+		st("", sc("bash", `{"command":"git push"}`)),
+		st("", sc("bash", `{"command":"echo hi"}`)),
+		st("", sc("write_file", `{"path":".claude/settings.local.json","content":"{}"}`)),
+		st("done"),
+	})
+	code, out, errb := runAgentTest(t, nil, "--provider", "scripted", "--script", script, "--workspace", ws, "--json", "--no-journal", "task")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	if !strings.Contains(errb, "from .claude/settings.json") || !strings.Contains(errb, "from .claude/settings.local.json") {
+		t.Errorf("stderr does not name both files:\n%s", errb)
+	}
+	res := toolResults(decodeEvents(t, out))
+	for i, w := range []string{"deny(Bash(git push:*))", "deny(Bash(echo:*))", "E_POLICY"} {
+		if !res[i].IsError || !strings.Contains(res[i].Output, w) {
+			t.Errorf("result %d: %q; want an error with %q", i, res[i].Output, w)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".claude", "settings.local.json")); string(b) == "{}" {
+		t.Error("the model rewrote its own settings")
+	}
+}
