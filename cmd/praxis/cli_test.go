@@ -143,6 +143,10 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Fatalf("call with flags after the arguments: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	// "--" ends the flags: what follows is an argument even if it looks like one.
+	r = runPraxis(t, dir, "", "skills", "--json", "list", "--workspace", dir)
+	if r.code != 0 || !strings.HasPrefix(strings.TrimSpace(r.stdout), "[") {
+		t.Errorf("skills --json list --workspace DIR: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	r = runPraxis(t, dir, "", "call", "--", "--json")
 	if r.code != exitUsage || !strings.Contains(r.stderr, `unknown tool "--json"`) {
 		t.Errorf("after --: exit %d\n%s", r.code, r.stderr)

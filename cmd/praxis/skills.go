@@ -26,17 +26,16 @@ first skill of a name wins.
                 problem with its file, field and rule; exit 1 if any is an error`
 
 func runSkills(ctx context.Context, args []string, io stdio) int {
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
 	flags := newFlagSet("skills", "[list | show NAME | check [DIR...]] [flags]", skillsAbout, io)
 	ef := addEngineFlags(flags)
 	asJSON := flags.Bool("json", false, "list: print the skills' fields as JSON")
 	if code, ok := parseFlags(flags, args, io); !ok {
 		return code
 	}
-	pos := flags.Args()
+	sub, pos := "list", flags.Args()
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
 	switch {
 	case sub == "list" && len(pos) == 0, sub == "show" && len(pos) == 1, sub == "check":
 	case sub == "show":
