@@ -8,34 +8,35 @@ type glob []rune
 // the start, or nil when none is.
 func (g glob) states(s string) []bool {
 	cur := make([]bool, len(g)+1)
+	next := make([]bool, len(g)+1)
 	cur[0] = true
 	g.close(cur)
 	for _, c := range s {
-		next := make([]bool, len(g)+1)
-		any := false
-		for i, on := range cur {
-			if !on || i == len(g) {
+		clear(next)
+		alive := false
+		for i, on := range cur[:len(g)] {
+			if !on {
 				continue
 			}
 			switch g[i] {
 			case '*':
 				next[i] = true
-				any = true
+				alive = true
 			case '?':
 				next[i+1] = true
-				any = true
+				alive = true
 			default:
 				if g[i] == c {
 					next[i+1] = true
-					any = true
+					alive = true
 				}
 			}
 		}
-		if !any {
+		if !alive {
 			return nil
 		}
 		g.close(next)
-		cur = next
+		cur, next = next, cur
 	}
 	return cur
 }

@@ -82,9 +82,6 @@ type word struct {
 func staticWord(w *syntax.Word) word {
 	out := word{static: true}
 	var b strings.Builder
-	var src strings.Builder
-	syntax.NewPrinter().Print(&src, w)
-	out.src = src.String()
 	for _, part := range w.Parts {
 		switch x := part.(type) {
 		case *syntax.Lit:
@@ -114,6 +111,13 @@ func staticWord(w *syntax.Word) word {
 		}
 	}
 	out.val = b.String()
+	if out.static {
+		out.src = out.val
+	} else {
+		var src strings.Builder
+		_ = syntax.NewPrinter().Print(&src, w)
+		out.src = src.String()
+	}
 	return out
 }
 
