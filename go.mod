@@ -15,6 +15,7 @@ require (
 	golang.org/x/term v0.47.0
 	gopkg.in/yaml.v3 v3.0.1
 	lukechampine.com/blake3 v1.4.1
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

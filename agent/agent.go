@@ -172,7 +172,7 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 func (r *run) loop(ctx context.Context) (StopReason, int, error) {
 	for step := 1; ; step++ {
 		if step > r.cfg.MaxSteps {
-			return StopMaxSteps, step - 1, fmt.Errorf("the model still called tools after %d steps (--max-steps)", r.cfg.MaxSteps)
+			return StopMaxSteps, step - 1, fmt.Errorf("the model still called tools after %d steps, the most allowed", r.cfg.MaxSteps)
 		}
 		more, err := r.step(ctx, step)
 		if err != nil {

@@ -234,6 +234,9 @@ type harnessState struct {
 	mu      sync.Mutex
 	doom    *doomloop.Detector
 	pending []pendingText // text to add to the conversation at the step's end
+	// refused holds the calls of the current step that a budget, a hook
+	// or a rule refused: they did not run, and PostToolUse skips them.
+	refused map[refusedCall]bool
 
 	// compaction
 	compacted   int // model replies folded into summaries
@@ -252,6 +255,11 @@ type harnessState struct {
 }
 
 type pendingText struct{ kind, text string }
+
+type refusedCall struct {
+	step int
+	id   string
+}
 
 // initHarness sets up the harness state of r. It runs before run_start.
 func (r *run) initHarness() {
@@ -437,10 +445,25 @@ func (r *run) refuse(ctx context.Context, step int, c Block, res *praxis.Result)
 	if hs == nil {
 		return false
 	}
+	if !r.refuseCall(ctx, step, c, res) {
+		return false
+	}
+	hs.mu.Lock()
+	if hs.refused == nil {
+		hs.refused = make(map[refusedCall]bool)
+	}
+	hs.refused[refusedCall{step, c.ID}] = true
+	hs.mu.Unlock()
+	return true
+}
+
+// refuseCall is refuse without the bookkeeping.
+func (r *run) refuseCall(ctx context.Context, step int, c Block, res *praxis.Result) bool {
+	hs := r.hs
 	h := hs.h
 	if h.MaxToolCalls > 0 && hs.started.Add(1) > int64(h.MaxToolCalls) {
 		hs.overCalls.Store(true)
-		*res = praxis.ErrorResult(praxis.Errorf(praxis.EBudgetExceeded, "%s was not run: the run's budget of %d tool calls (--max-tool-calls) is spent", c.Name, h.MaxToolCalls))
+		*res = praxis.ErrorResult(praxis.Errorf(praxis.EBudgetExceeded, "%s was not run: the run's budget of %d tool calls is spent", c.Name, h.MaxToolCalls))
 		return true
 	}
 	input := objectOrEmpty(c.Input)
@@ -506,8 +529,9 @@ func (r *run) reportHookFailures(ev hooks.Event, step int, o hooks.Outcome) {
 	}
 }
 
-// afterTool runs after a call: PostToolUse hooks, loop detection, and the
-// cut of a huge result. It returns the text the model receives.
+// afterTool runs after a call: PostToolUse hooks (for a call that ran, not
+// one that was refused), loop detection, and the cut of a huge result. It
+// returns the text the model receives.
 func (r *run) afterTool(ctx context.Context, step int, c Block, res praxis.Result, text string) string {
 	hs := r.hs
 	if hs == nil {
@@ -520,7 +544,11 @@ func (r *run) afterTool(ctx context.Context, step int, c Block, res praxis.Resul
 		hs.mu.Unlock()
 	}
 	text = r.cutResult(c, text)
-	if h.Hooks.Has(hooks.PostToolUse) {
+	hs.mu.Lock()
+	refused := hs.refused[refusedCall{step, c.ID}]
+	delete(hs.refused, refusedCall{step, c.ID})
+	hs.mu.Unlock()
+	if h.Hooks.Has(hooks.PostToolUse) && !refused {
 		o := h.Hooks.Run(ctx, r.hookInput(hooks.PostToolUse, func(in *hooks.Input) {
 			in.ToolName, in.ToolInput, in.ToolUseID = c.Name, objectOrEmpty(c.Input), c.ID
 			in.ToolResponse = &hooks.ToolResponse{Output: text, IsError: res.IsError, Code: string(res.Code)}
@@ -560,7 +588,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 	}
 
 	if hs.overCalls.Load() {
-		return false, StopMaxToolCalls, fmt.Errorf("the model wanted more than %d tool calls (--max-tool-calls)", h.MaxToolCalls)
+		return false, StopMaxToolCalls, fmt.Errorf("the model wanted more than %d tool calls, the run's budget", h.MaxToolCalls)
 	}
 	if hs.doom != nil {
 		if n := len(r.messages); n > 0 {
@@ -583,7 +611,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 	}
 	if more {
 		if used := r.promptTokens(r.usage) + r.usage.OutputTokens; h.MaxTokens > 0 && used >= h.MaxTokens {
-			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d (--max-tokens)", used, h.MaxTokens)
+			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d", used, h.MaxTokens)
 		}
 		if h.MaxCost > 0 && r.cost >= h.MaxCost {
 			return false, StopMaxCost, fmt.Errorf("the run cost $%.4f, reaching the budget of $%.4f (--max-cost)", r.cost, h.MaxCost)
@@ -615,7 +643,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 				max = 3
 			}
 			if hs.gateAttempts >= max {
-				return false, StopGateFailed, fmt.Errorf("the gate %q still failed after %d attempts (--max-gate-attempts): exit code %d: %s",
+				return false, StopGateFailed, fmt.Errorf("the gate %q still failed after %d attempts, the most allowed: exit code %d: %s",
 					failed.Command, hs.gateAttempts, failed.ExitCode, clip(oneLine(failed.Output), 300))
 			}
 			r.inject(step, MessageGateFailed, gateMessage(failed, hs.gateAttempts, max))

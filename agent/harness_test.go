@@ -99,7 +99,7 @@ func TestBudgets(t *testing.T) {
 		}
 		out, events := hrun(t, context.Background(), Config{}, &Harness{MaxTokens: 250}, turns, ok)
 		last := lastEvent(events)
-		if out.StopReason != StopMaxTokens || out.Steps != 3 || last.StopReason != StopMaxTokens || !strings.Contains(last.Error, "--max-tokens") {
+		if out.StopReason != StopMaxTokens || out.Steps != 3 || last.StopReason != StopMaxTokens || !strings.Contains(last.Error, "budget of 250") {
 			t.Fatalf("outcome %+v; last %+v", out, last)
 		}
 	})
@@ -121,7 +121,7 @@ func TestBudgets(t *testing.T) {
 			t.Fatalf("outcome %+v, %d calls ran", out, n.Load())
 		}
 		res := ofType(events, EventToolResult)
-		if len(res) != 3 || res[2].Code != string(praxis.EBudgetExceeded) || !strings.Contains(res[2].Output, "--max-tool-calls") {
+		if len(res) != 3 || res[2].Code != string(praxis.EBudgetExceeded) || !strings.Contains(res[2].Output, "budget of 2 tool calls") {
 			t.Fatalf("results %+v", res)
 		}
 	})
@@ -415,6 +415,37 @@ func TestHooksInTheLoop(t *testing.T) {
 		out, events := hrun(t, context.Background(), Config{}, h, []ScriptTurn{turn("", call("ok", `{}`)), turn("never")}, tool)
 		if out.StopReason != StopHook || n.Load() != 0 || ofType(events, EventToolResult)[0].Code != string(praxis.ECancelled) {
 			t.Fatalf("outcome %+v, ran %d", out, n.Load())
+		}
+	})
+	t.Run("PostToolUse fires only for calls that ran", func(t *testing.T) {
+		// A call blocked by a PreToolUse hook, one denied by a rule, one
+		// over the call budget, and one that runs: only the last is seen
+		// by PostToolUse.
+		h := hookHarness(t, `{"hooks":{
+			"PreToolUse":[{"matcher":"blocked","hooks":[{"command":"echo no >&2; exit 2"}]}],
+			"PostToolUse":[{"hooks":[{"command":"cat >> post.log; echo >> post.log"}]}]}}`)
+		policy, err := permission.New(permission.Rules{Deny: []string{"denied"}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Permissions, h.MaxToolCalls = policy, 3
+		ok, n := okTool("ok")
+		blocked, nb := okTool("blocked")
+		denied, nd := okTool("denied")
+		out, _ := hrun(t, context.Background(), Config{}, h, []ScriptTurn{
+			turn("", call("blocked", `{}`), call("denied", `{}`), call("ok", `{}`), call("ok", `{"over":"budget"}`)),
+			turn("done"),
+		}, ok, blocked, denied)
+		if out.StopReason != StopMaxToolCalls && out.StopReason != StopCompleted {
+			t.Fatalf("stop %s", out.StopReason)
+		}
+		if n.Load() != 1 || nb.Load() != 0 || nd.Load() != 0 {
+			t.Fatalf("ran ok %d, blocked %d, denied %d", n.Load(), nb.Load(), nd.Load())
+		}
+		log, _ := os.ReadFile(filepath.Join(h.Workspace, "post.log"))
+		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], `"tool_name":"ok"`) || strings.Contains(lines[0], "budget") {
+			t.Fatalf("PostToolUse saw %q; want the one call that ran", log)
 		}
 	})
 	t.Run("continue false stops the run", func(t *testing.T) {

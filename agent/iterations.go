@@ -66,6 +66,6 @@ func Iterations(ctx context.Context, n int, task, progressFile string, session f
 		}
 	}
 	out.StopReason = StopMaxIterations
-	out.Err = fmt.Errorf("%d sessions ran and the task was not declared complete (--iterations)", n)
+	out.Err = fmt.Errorf("%d sessions ran, the most allowed, and the task was not declared complete", n)
 	return out, n
 }

@@ -240,7 +240,7 @@ func (e *APIError) Error() string {
 	case ErrAuth:
 		hint = " (check the API key)"
 	case ErrUnknownModel:
-		hint = " (check --model)"
+		hint = " (check the model name)"
 	}
 	if e.Status != 0 {
 		return fmt.Sprintf("%s: %s (HTTP %d): %s%s", e.Provider, e.Kind, e.Status, e.Message, hint)

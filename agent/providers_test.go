@@ -392,7 +392,7 @@ func TestNewProvider(t *testing.T) {
 		{"local openai server", ProviderOptions{Getenv: env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), Model: "llama3"}, "openai", "llama3", ""},
 		{"explicit without key", ProviderOptions{Name: "anthropic", Getenv: env("OPENAI_API_KEY", "o")}, "", "", "ANTHROPIC_API_KEY is not set"},
 		{"unknown", ProviderOptions{Name: "gemini", Getenv: env()}, "", "", `unknown provider "gemini"`},
-		{"scripted without script", ProviderOptions{Name: "scripted", Getenv: env()}, "", "", "--script"},
+		{"scripted without script", ProviderOptions{Name: "scripted", Getenv: env()}, "", "", "a script file is required"},
 		{"scripted", ProviderOptions{Script: "testdata/script_finish.json", Getenv: env("ANTHROPIC_API_KEY", "a")}, "scripted", "script", ""},
 	}
 	for _, tt := range tests {

@@ -31,11 +31,14 @@ type ProviderOptions struct {
 // ErrNoProvider is returned by NewProvider when nothing says which
 // provider to use.
 var ErrNoProvider = errors.New("no model provider: set ANTHROPIC_API_KEY (Anthropic) or OPENAI_API_KEY " +
-	"(OpenAI; with OPENAI_BASE_URL for another OpenAI-compatible server), " +
-	"or pass --provider scripted --script FILE")
+	"(OpenAI; with OPENAI_BASE_URL for another OpenAI-compatible server), or name a script for the scripted provider")
+
+// ErrNoScript is returned by NewProvider for the scripted provider without
+// a script.
+var ErrNoScript = errors.New("provider scripted: a script file is required")
 
 // NewProvider returns the provider o describes and the model to ask for.
-// Without a name, --script means scripted, then ANTHROPIC_API_KEY means
+// Without a name, a script means scripted, then ANTHROPIC_API_KEY means
 // anthropic, then OPENAI_API_KEY or OPENAI_BASE_URL means openai; with none
 // of them the error is ErrNoProvider. The real providers read their key
 // from ANTHROPIC_API_KEY or OPENAI_API_KEY and their base URL from
@@ -70,12 +73,12 @@ func NewProvider(o ProviderOptions) (Provider, string, error) {
 		base := cmp.Or(o.BaseURL, o.Getenv("OPENAI_BASE_URL"))
 		key := o.Getenv("OPENAI_API_KEY")
 		if key == "" && base == "" {
-			return nil, "", errors.New("provider openai: OPENAI_API_KEY is not set (a local server needs only OPENAI_BASE_URL or --base-url)")
+			return nil, "", errors.New("provider openai: OPENAI_API_KEY is not set (a local server needs only its base URL)")
 		}
 		return &OpenAI{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, IdleTimeout: o.IdleTimeout}, cmp.Or(o.Model, OpenAIModel), nil
 	case "scripted":
 		if o.Script == "" {
-			return nil, "", errors.New("provider scripted: --script FILE is required")
+			return nil, "", ErrNoScript
 		}
 		s, err := LoadScript(o.Script)
 		if err != nil {

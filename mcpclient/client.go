@@ -36,6 +36,7 @@ type State string
 
 // The states of a server.
 const (
+	StateInvalid   State = "invalid"   // its configuration entry cannot be used
 	StateDisabled  State = "disabled"  // the configuration switches it off
 	StateConnected State = "connected" // its tools can be called
 	StateFailed    State = "failed"    // it could not be reached, or died twice
@@ -102,6 +103,14 @@ func Connect(ctx context.Context, cfg *Config, opts Options) *Manager {
 	opts.ClientName = cmp.Or(opts.ClientName, "praxis")
 	opts.ClientVersion = cmp.Or(opts.ClientVersion, "dev")
 	m := &Manager{log: opts.Logger}
+	for _, inv := range cfg.Invalid {
+		opts.Logger.Warn("MCP server skipped: its configuration entry cannot be used", "mcp_server", inv.Name, "reason", inv.Reason)
+		m.servers = append(m.servers, &remote{
+			cfg:   ServerConfig{Name: inv.Name},
+			state: StateInvalid,
+			err:   errors.New(inv.Reason),
+		})
+	}
 	var wg sync.WaitGroup
 	for _, sc := range cfg.Servers {
 		s := &remote{
@@ -135,12 +144,14 @@ func Connect(ctx context.Context, cfg *Config, opts Options) *Manager {
 // keep, named mcp__SERVER__TOOL, sorted by name.
 func (m *Manager) Tools() []praxis.Tool { return slices.Clone(m.tools) }
 
-// Servers reports every server of the configuration, in name order.
+// Servers reports every server of the configuration, in name order,
+// including the invalid entries (StateInvalid, Error saying why).
 func (m *Manager) Servers() []ServerStatus {
 	out := make([]ServerStatus, 0, len(m.servers))
 	for _, s := range m.servers {
 		out = append(out, s.status())
 	}
+	slices.SortFunc(out, func(a, b ServerStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -242,6 +253,14 @@ func (s *remote) connectLocked(ctx context.Context) error {
 		h, err := transport.NewStreamableHTTP(s.cfg.URL,
 			transport.WithHTTPHeaders(s.cfg.Headers),
 			transport.WithHTTPLogger(s.log))
+		if err != nil {
+			return err
+		}
+		tr = h
+	case TransportSSE:
+		h, err := transport.NewSSE(s.cfg.URL,
+			transport.WithHeaders(s.cfg.Headers),
+			transport.WithSSELogger(s.log))
 		if err != nil {
 			return err
 		}

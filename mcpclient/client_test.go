@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -72,7 +74,7 @@ func connect(t testing.TB, servers map[string]any) (*Manager, *syncBuffer) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := LoadConfig(file, nil)
+	cfg, err := LoadConfig(file, Vars{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,6 +340,73 @@ func TestHTTPServer(t *testing.T) {
 	if res := call(t, m, "mcp__remote__echo", `{"message": "over http"}`); res.IsError || res.Text != "echo: over http" {
 		t.Errorf("echo over HTTP = %+v", res)
 	}
+}
+
+// TestSSEServer connects over the legacy HTTP+SSE transport to a real
+// SSE server on loopback, sending the configured headers.
+func TestSSEServer(t *testing.T) {
+	var sawHeader atomic.Bool
+	sse := server.NewSSEServer(newFakeServer())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer t0k" {
+			sawHeader.Store(true)
+		}
+		sse.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close) // after the Manager's Close, which ends the event stream
+	t.Setenv("PRAXIS_TEST_SSE_TOKEN", "t0k")
+	m, logs := connect(t, map[string]any{
+		"legacy": map[string]any{"type": "sse", "url": srv.URL + "/sse", "headers": map[string]any{"Authorization": "Bearer ${env:PRAXIS_TEST_SSE_TOKEN}"}},
+	})
+	if st := m.Servers()[0]; st.State != StateConnected || st.Transport != TransportSSE {
+		t.Fatalf("server = %+v\n%s", st, logs)
+	}
+	if res := call(t, m, "mcp__legacy__echo", `{"message": "over sse"}`); res.IsError || res.Text != "echo: over sse" {
+		t.Errorf("echo over SSE = %+v", res)
+	}
+	if !sawHeader.Load() {
+		t.Error("the server never saw the configured Authorization header")
+	}
+}
+
+// TestBadEntriesAreSkipped: a configuration as users have them, with
+// entries that cannot be used next to good ones: the good ones start, the
+// bad ones are listed as invalid with the reason and warned of by name.
+func TestBadEntriesAreSkipped(t *testing.T) {
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(newFakeServer()))
+	defer srv.Close()
+	m, logs := connect(t, map[string]any{
+		"good":         fakeStdio(t, "good", "stdio", nil),
+		"remote":       map[string]any{"url": srv.URL + "/mcp"},
+		"no-command":   map[string]any{"args": []string{"x"}},
+		"unset-var":    map[string]any{"command": "x", "env": map[string]any{"K": "${PRAXIS_TEST_SURELY_UNSET}"}},
+		"vscode-input": map[string]any{"command": "x", "args": []string{"${input:api-key}"}},
+		"wrong-kind":   map[string]any{"command": "x", "args": "not a list"},
+		"not-object":   "npx server",
+	})
+	want := map[string]string{
+		"no-command":   `a stdio server needs "command"`,
+		"unset-var":    "PRAXIS_TEST_SURELY_UNSET is not set",
+		"vscode-input": "${input:api-key} asks the user for a value",
+		"wrong-kind":   `"args" should be a list, not string`,
+		"not-object":   "the value should be an object, not string",
+	}
+	for _, st := range m.Servers() {
+		reason, bad := want[st.Name]
+		switch {
+		case bad && (st.State != StateInvalid || !strings.Contains(st.Error, reason)):
+			t.Errorf("%s: %s %q; want invalid, %q", st.Name, st.State, st.Error, reason)
+		case bad && !strings.Contains(logs.String(), "mcp_server="+st.Name):
+			t.Errorf("no warning names %s:\n%s", st.Name, logs)
+		case !bad && st.State != StateConnected:
+			t.Errorf("%s: %s %s; want connected", st.Name, st.State, st.Error)
+		}
+	}
+	if len(m.Servers()) != 7 {
+		t.Errorf("%d servers listed; want all 7", len(m.Servers()))
+	}
+	toolByName(t, m, "mcp__good__echo")
+	toolByName(t, m, "mcp__remote__echo")
 }
 
 func TestHTTPServerGoneRestartsOnce(t *testing.T) {

@@ -1,22 +1,26 @@
 package mcpclient
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/jsonerr"
 )
 
 // Transport kinds a server can use.
 const (
 	TransportStdio = "stdio"
-	TransportHTTP  = "http"
+	TransportHTTP  = "http" // streamable HTTP
+	TransportSSE   = "sse"  // the legacy HTTP+SSE transport of protocol 2024-11-05
 )
 
 // DefaultTimeout bounds one tool call, and the connection handshake, of a
@@ -26,13 +30,33 @@ const DefaultTimeout = 60 * time.Second
 // Config is a set of external MCP servers, sorted by name.
 type Config struct {
 	Servers []ServerConfig
+	// Invalid are the entries that could not be used, sorted by name; the
+	// others do not depend on them.
+	Invalid []InvalidServer
+}
+
+// InvalidServer is a configuration entry that was left out, and why.
+type InvalidServer struct {
+	Name   string
+	Reason string
+}
+
+// Vars are what the ${...} references of a configuration expand to.
+type Vars struct {
+	// Lookup finds environment variables: ${VAR} and ${env:VAR}.
+	// os.LookupEnv when nil.
+	Lookup func(string) (string, bool)
+	// Workspace is ${workspaceFolder}; the current directory when empty.
+	Workspace string
+	// Home is ${userHome}; os.UserHomeDir when empty.
+	Home string
 }
 
 // ServerConfig describes one external MCP server.
 type ServerConfig struct {
 	// Name is the key of the server in the configuration file.
 	Name string
-	// Transport is TransportStdio or TransportHTTP.
+	// Transport is TransportStdio, TransportHTTP or TransportSSE.
 	Transport string
 
 	// Command, Args, Env and Cwd start a stdio server. Env is added to
@@ -42,7 +66,7 @@ type ServerConfig struct {
 	Env     map[string]string
 	Cwd     string
 
-	// URL and Headers reach an HTTP server over streamable HTTP.
+	// URL and Headers reach an HTTP server, over streamable HTTP or SSE.
 	URL     string
 	Headers map[string]string
 
@@ -58,14 +82,16 @@ type ServerConfig struct {
 	Timeout time.Duration
 }
 
-// LoadConfig reads the configuration file at name. References to
-// environment variables are expanded with lookup (os.LookupEnv when nil).
-func LoadConfig(name string, lookup func(string) (string, bool)) (*Config, error) {
+// LoadConfig reads the configuration file at name; see ParseConfig.
+func LoadConfig(name string, vars Vars) (*Config, error) {
 	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("MCP config: %w", err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("MCP config %s does not exist", name)
 	}
-	cfg, err := ParseConfig(data, lookup)
+	if err != nil {
+		return nil, fmt.Errorf("MCP config %s cannot be read: %w", name, errors.Unwrap(err))
+	}
+	cfg, err := ParseConfig(data, vars)
 	if err != nil {
 		return nil, fmt.Errorf("MCP config %s: %w", name, err)
 	}
@@ -76,45 +102,52 @@ func LoadConfig(name string, lookup func(string) (string, bool)) (*Config, error
 // the one of Claude Desktop and Claude Code, {"mcpServers": {NAME: {...}}},
 // and the one of VS Code, {"servers": {NAME: {...}}}. A server has either
 // "command" (with optional "args", "env", "cwd") or "url" (with optional
-// "headers"); "type" may say "stdio" or "http" ("streamable-http" and
-// "streamableHttp" mean "http"). Praxis adds, per server: "enabled" (or
-// "disabled"), "tools_allow", "tools_deny" and "timeout" (a duration such as
-// "30s", or a number of seconds).
+// "headers"); "type" may say "stdio", "http" ("streamable-http" and
+// "streamableHttp" mean "http") or "sse" (the legacy HTTP+SSE transport).
+// Praxis adds, per server: "enabled" (or "disabled"), "tools_allow",
+// "tools_deny" and "timeout" (a duration such as "30s", or a number of
+// seconds).
 //
-// In every string value, ${VAR} is replaced with the environment variable
-// VAR, and ${VAR:-default} with VAR or, when VAR is unset or empty, with
-// default. A ${VAR} that is unset is an error naming the server and the
-// variable. lookup is os.LookupEnv when nil.
-func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
+// In every string value, ${VAR} and ${env:VAR} are replaced with the
+// environment variable VAR, ${VAR:-default} with VAR or, when VAR is unset
+// or empty, with default; ${workspaceFolder} with the workspace,
+// ${workspaceFolderBasename} with its last element, ${userHome} with the
+// home directory, ${pathSeparator} and ${/} with "/". VS Code's
+// ${input:ID}, which asks the user, is not supported.
+//
+// An entry that cannot be used (no command, an unknown type, an unset
+// variable, ${input:...}, a value of the wrong kind) is left out and listed
+// in Invalid with the reason; the other entries are unaffected. Only a file
+// that is not a configuration at all is an error.
+func ParseConfig(data []byte, vars Vars) (*Config, error) {
 	var top struct {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		Servers    map[string]json.RawMessage `json:"servers"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
+		return nil, fmt.Errorf("is not valid JSON (%s)", jsonerr.Describe(err))
 	}
 	if top.MCPServers != nil && top.Servers != nil {
-		return nil, errors.New(`both "mcpServers" and "servers" are present; use one`)
+		return nil, errors.New(`has both "mcpServers" and "servers"; keep one`)
 	}
 	raw := top.MCPServers
 	if raw == nil {
 		raw = top.Servers
 	}
 	if raw == nil {
-		return nil, errors.New(`no "mcpServers" (or "servers") object`)
+		return nil, errors.New(`has no "mcpServers" (or "servers") object`)
 	}
 	cfg := &Config{}
 	for name, r := range raw {
-		sc, err := parseServer(name, r, lookup)
+		sc, err := parseServer(name, r, vars)
 		if err != nil {
-			return nil, fmt.Errorf("server %q: %w", name, err)
+			cfg.Invalid = append(cfg.Invalid, InvalidServer{Name: name, Reason: err.Error()})
+			continue
 		}
 		cfg.Servers = append(cfg.Servers, sc)
 	}
 	slices.SortFunc(cfg.Servers, func(a, b ServerConfig) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(cfg.Invalid, func(a, b InvalidServer) int { return strings.Compare(a.Name, b.Name) })
 	return cfg, nil
 }
 
@@ -134,16 +167,15 @@ type rawServer struct {
 	Timeout    json.RawMessage   `json:"timeout"`
 }
 
-func parseServer(name string, data json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, error) {
+func parseServer(name string, data json.RawMessage, vars Vars) (ServerConfig, error) {
 	var r rawServer
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&r); err != nil {
-		return ServerConfig{}, err
+	if err := json.Unmarshal(data, &r); err != nil {
+		return ServerConfig{}, errors.New(jsonerr.Describe(err))
 	}
 	if name == "" {
 		return ServerConfig{}, errors.New("a server needs a name")
 	}
-	x := expander{lookup: lookup}
+	x := expander{vars: vars}
 	sc := ServerConfig{
 		Name:       name,
 		Command:    x.expand(r.Command),
@@ -178,9 +210,9 @@ func parseServer(name string, data json.RawMessage, lookup func(string) (string,
 	case "http", "streamable-http", "streamablehttp", "streamable_http":
 		sc.Transport = TransportHTTP
 	case "sse":
-		return ServerConfig{}, errors.New(`type "sse" (the deprecated HTTP+SSE transport) is not supported; use a streamable HTTP ("http") endpoint`)
+		sc.Transport = TransportSSE
 	default:
-		return ServerConfig{}, fmt.Errorf("unknown type %q (want \"stdio\" or \"http\")", r.Type)
+		return ServerConfig{}, fmt.Errorf("unknown type %q (want \"stdio\", \"http\" or \"sse\")", r.Type)
 	}
 	switch sc.Transport {
 	case TransportStdio:
@@ -190,9 +222,9 @@ func parseServer(name string, data json.RawMessage, lookup func(string) (string,
 		if sc.URL != "" {
 			return ServerConfig{}, errors.New(`a server has "command" or "url", not both`)
 		}
-	case TransportHTTP:
+	case TransportHTTP, TransportSSE:
 		if sc.URL == "" {
-			return ServerConfig{}, errors.New(`an http server needs "url"`)
+			return ServerConfig{}, fmt.Errorf(`an %s server needs "url"`, sc.Transport)
 		}
 		if !strings.HasPrefix(sc.URL, "http://") && !strings.HasPrefix(sc.URL, "https://") {
 			return ServerConfig{}, fmt.Errorf("url %q: want an http:// or https:// URL", sc.URL)
@@ -259,10 +291,10 @@ func matchAny(patterns []string, name string) bool {
 	return false
 }
 
-// expander expands ${VAR} and ${VAR:-default}, remembering the first error.
+// expander expands references, remembering the first error.
 type expander struct {
-	lookup func(string) (string, bool)
-	err    error
+	vars Vars
+	err  error
 }
 
 func (x *expander) expandAll(ss []string) []string {
@@ -288,21 +320,27 @@ func (x *expander) expandMap(m map[string]string) map[string]string {
 }
 
 func (x *expander) expand(s string) string {
-	out, err := Expand(s, x.lookup)
+	out, err := x.vars.Expand(s)
 	if err != nil && x.err == nil {
 		x.err = err
 	}
 	return out
 }
 
-// Expand replaces ${VAR} with the value of VAR and ${VAR:-default} with the
-// value of VAR or, when VAR is unset or empty, default (itself not
-// expanded). A "$" not followed by "{" is kept as is. An unset VAR without
-// a default, an unterminated "${" and a name that is not [A-Za-z_][A-Za-z0-9_]*
-// are errors.
-func Expand(s string, lookup func(string) (string, bool)) (string, error) {
+// Expand replaces the references of s (see ParseConfig): ${VAR} and
+// ${env:VAR} with the value of VAR, ${VAR:-default} with the value of VAR
+// or, when VAR is unset or empty, default (itself not expanded), and VS
+// Code's ${workspaceFolder}, ${workspaceFolderBasename}, ${userHome},
+// ${pathSeparator} and ${/}. A "$" not followed by "{" is kept as is. An
+// unset VAR without a default, ${input:...}, an unterminated "${" and a
+// name that is not [A-Za-z_][A-Za-z0-9_]* are errors.
+func (v Vars) Expand(s string) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
+	}
+	lookup := v.Lookup
+	if lookup == nil {
+		lookup = os.LookupEnv
 	}
 	var b strings.Builder
 	for {
@@ -319,19 +357,55 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 		}
 		ref := rest[:end]
 		s = rest[end+1:]
+		switch ref {
+		case "workspaceFolder", "workspaceRoot":
+			b.WriteString(v.workspace())
+			continue
+		case "workspaceFolderBasename":
+			b.WriteString(filepath.Base(v.workspace()))
+			continue
+		case "userHome":
+			home := v.Home
+			if home == "" {
+				h, err := os.UserHomeDir()
+				if err != nil {
+					return "", errors.New("${userHome}: the home directory is unknown (set HOME)")
+				}
+				home = h
+			}
+			b.WriteString(home)
+			continue
+		case "pathSeparator", "/":
+			b.WriteString(string(filepath.Separator))
+			continue
+		}
+		if id, ok := strings.CutPrefix(ref, "input:"); ok {
+			return "", fmt.Errorf("${input:%s} asks the user for a value, which Praxis does not support; set an environment variable and write ${env:NAME} instead", id)
+		}
+		ref = strings.TrimPrefix(ref, "env:")
 		name, def, hasDef := strings.Cut(ref, ":-")
 		if !validVarName(name) {
 			return "", fmt.Errorf("bad variable reference ${%s}", ref)
 		}
-		v, ok := lookup(name)
+		val, ok := lookup(name)
 		switch {
-		case hasDef && v == "":
-			v = def
+		case hasDef && val == "":
+			val = def
 		case !ok:
-			return "", fmt.Errorf("environment variable %s is not set (write ${%s:-default} to give a default)", name, name)
+			return "", fmt.Errorf("environment variable %s is not set (set it, or write ${%s:-default} to give a default)", name, name)
 		}
-		b.WriteString(v)
+		b.WriteString(val)
 	}
+}
+
+func (v Vars) workspace() string {
+	if v.Workspace != "" {
+		return v.Workspace
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "."
 }
 
 func validVarName(s string) bool {

@@ -28,6 +28,14 @@ func TestExpand(t *testing.T) {
 		{"${MISSING:-}", "", ""},
 		{"${EMPTY}", "", ""},
 		{"$A and $ alone", "$A and $ alone", ""},
+		{"${env:A}", "alpha", ""},
+		{"${env:MISSING:-d}", "d", ""},
+		{"${workspaceFolder}/bin", "/ws/proj/bin", ""},
+		{"${workspaceFolderBasename}", "proj", ""},
+		{"${userHome}/.config", "/home/u/.config", ""},
+		{"a${/}b${pathSeparator}c", "a/b/c", ""},
+		{"${input:token}", "", "${input:token} asks the user"},
+		{"${env:MISSING}", "", "MISSING is not set"},
 		{"${MISSING:-a:-b}", "a:-b", ""},
 		{"${MISSING}", "", "MISSING is not set"},
 		{"${A", "", "unterminated"},
@@ -36,7 +44,7 @@ func TestExpand(t *testing.T) {
 		{"${A B}", "", "bad variable reference"},
 	}
 	for _, tt := range tests {
-		got, err := Expand(tt.in, env)
+		got, err := Vars{Lookup: env, Workspace: "/ws/proj", Home: "/home/u"}.Expand(tt.in)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("Expand(%q) error = %v, want %q", tt.in, err, tt.err)
@@ -51,7 +59,7 @@ func TestExpand(t *testing.T) {
 
 func TestLoadConfigFormats(t *testing.T) {
 	env := lookupFrom(map[string]string{"GH_TOKEN": "ghp_x", "API_HOST": "api.example.com"})
-	cfg, err := LoadConfig("testdata/claude.json", env)
+	cfg, err := LoadConfig("testdata/claude.json", Vars{Lookup: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +90,7 @@ func TestLoadConfigFormats(t *testing.T) {
 		}
 	}
 
-	cfg, err = LoadConfig("testdata/vscode.json", env)
+	cfg, err = LoadConfig("testdata/vscode.json", Vars{Lookup: env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,29 +101,49 @@ func TestLoadConfigFormats(t *testing.T) {
 }
 
 func TestParseConfigErrors(t *testing.T) {
-	tests := []struct {
-		name, json, err string
-	}{
-		{"not JSON", `{"mcpServers": `, "not valid JSON"},
+	// Errors of the whole file.
+	for _, tt := range []struct{ name, json, err string }{
+		{"not JSON", `{"mcpServers": `, "is not valid JSON"},
+		{"syntax", `{"mcpServers": {,}}`, "at byte"},
 		{"no servers", `{"other": {}}`, `no "mcpServers"`},
-		{"both layouts", `{"mcpServers": {}, "servers": {}}`, "use one"},
-		{"no command", `{"mcpServers": {"a": {"args": ["x"]}}}`, `server "a": a stdio server needs "command"`},
-		{"http without url", `{"mcpServers": {"a": {"type": "http"}}}`, `needs "url"`},
-		{"both", `{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}`, "not both"},
-		{"bad url", `{"mcpServers": {"a": {"url": "ftp://h"}}}`, "http:// or https://"},
-		{"sse", `{"mcpServers": {"a": {"type": "sse", "url": "http://h"}}}`, "not supported"},
-		{"unknown type", `{"mcpServers": {"a": {"type": "ws", "url": "http://h"}}}`, `unknown type "ws"`},
-		{"unset variable", `{"mcpServers": {"a": {"command": "x", "env": {"K": "${PRAXIS_TEST_UNSET_VAR}"}}}}`, `server "a": environment variable PRAXIS_TEST_UNSET_VAR is not set`},
-		{"bad timeout", `{"mcpServers": {"a": {"command": "x", "timeout": "soon"}}}`, "timeout"},
-		{"zero timeout", `{"mcpServers": {"a": {"command": "x", "timeout": 0}}}`, "must be positive"},
-		{"bad pattern", `{"mcpServers": {"a": {"command": "x", "tools_deny": ["[a"]}}}`, "tool pattern"},
-		{"wrong field type", `{"mcpServers": {"a": {"command": 3}}}`, `server "a"`},
-	}
-	for _, tt := range tests {
+		{"both layouts", `{"mcpServers": {}, "servers": {}}`, "keep one"},
+		{"servers not an object", `{"mcpServers": []}`, `"mcpServers" should be an object`},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(tt.json), lookupFrom(nil))
+			_, err := ParseConfig([]byte(tt.json), Vars{Lookup: lookupFrom(nil)})
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("error = %v, want one containing %q", err, tt.err)
+			}
+		})
+	}
+	// Errors of one entry: it is left out, the next one kept.
+	for _, tt := range []struct{ name, entry, err string }{
+		{"no command", `{"args": ["x"]}`, `a stdio server needs "command"`},
+		{"http without url", `{"type": "http"}`, `an http server needs "url"`},
+		{"sse without url", `{"type": "sse"}`, `an sse server needs "url"`},
+		{"both", `{"command": "x", "url": "http://h"}`, "not both"},
+		{"bad url", `{"url": "ftp://h"}`, "http:// or https://"},
+		{"unknown type", `{"type": "ws", "url": "http://h"}`, `unknown type "ws"`},
+		{"unset variable", `{"command": "x", "env": {"K": "${PRAXIS_TEST_UNSET_VAR}"}}`, `environment variable PRAXIS_TEST_UNSET_VAR is not set`},
+		{"input", `{"command": "x", "args": ["${input:key}"]}`, `${input:key} asks the user`},
+		{"bad timeout", `{"command": "x", "timeout": "soon"}`, "timeout"},
+		{"zero timeout", `{"command": "x", "timeout": 0}`, "must be positive"},
+		{"bad pattern", `{"command": "x", "tools_deny": ["[a"]}`, "tool pattern"},
+		{"wrong field type", `{"command": 3}`, `"command" should be a string, not number`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(`{"mcpServers": {"a": `+tt.entry+`, "b": {"command": "ok"}}}`), Vars{Lookup: lookupFrom(nil)})
+			if err != nil {
+				t.Fatalf("the file was refused: %v", err)
+			}
+			if len(cfg.Invalid) != 1 || cfg.Invalid[0].Name != "a" || !strings.Contains(cfg.Invalid[0].Reason, tt.err) {
+				t.Errorf("invalid = %+v, want a with %q", cfg.Invalid, tt.err)
+			}
+			if len(cfg.Servers) != 1 || cfg.Servers[0].Name != "b" {
+				t.Errorf("servers = %+v, want b alone", cfg.Servers)
+			}
+			if strings.Contains(cfg.Invalid[0].Reason, "json:") || strings.Contains(cfg.Invalid[0].Reason, "mcpclient.") {
+				t.Errorf("the reason shows Go internals: %q", cfg.Invalid[0].Reason)
 			}
 		})
 	}

@@ -16,7 +16,7 @@ func ExampleParseConfig() {
 			"files": {"command": "files-server", "args": ["--root", "${ROOT:-.}"], "timeout": "10s"},
 			"docs": {"url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 		}
-	}`), env)
+	}`), mcpclient.Vars{Lookup: env})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -40,6 +40,8 @@ type Catalog struct {
 	mu   sync.Mutex
 	snap *Snapshot
 	last *scan // nil to force a search
+	// reported holds what report logged of the last snapshot.
+	reported map[string]bool
 }
 
 // Snapshot is the catalog at one moment. It is shared and must not be
@@ -111,25 +113,49 @@ func (c *Catalog) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if c.snap != nil {
 		gen = c.snap.Generation + 1
 	}
-	old := map[string]bool{}
-	if c.snap != nil {
-		for _, p := range c.snap.Problems {
-			old[p.String()] = true
-		}
-	}
 	c.snap = build(sc, gen)
 	c.last = sc
-	for _, p := range c.snap.Problems {
-		switch {
-		case old[p.String()]:
-			// logged when it first appeared
-		case p.Severity == Error:
-			c.log.Warn("skill left out", "problem", p.String())
-		default:
-			c.log.Debug("skill warning", "problem", p.String())
+	c.report(c.snap.Problems)
+	return c.snap, nil
+}
+
+// report logs each skill left out once for the catalog's life, in one
+// record naming its file and every error that left it out; it is logged
+// again only if its errors change. Warnings are logged at debug level.
+// c.mu is held.
+func (c *Catalog) report(problems []Problem) {
+	var files []string
+	errs := map[string][]string{}
+	for _, p := range problems {
+		if p.Severity != Error {
+			if !c.reported[p.String()] {
+				c.log.Debug("skill warning", "problem", p.String())
+			}
+			continue
+		}
+		if _, ok := errs[p.File]; !ok {
+			files = append(files, p.File)
+		}
+		what := p.Rule
+		if p.Field != "" {
+			what = p.Field + ": " + what
+		}
+		errs[p.File] = append(errs[p.File], what)
+	}
+	now := map[string]bool{}
+	for _, p := range problems {
+		if p.Severity != Error {
+			now[p.String()] = true
 		}
 	}
-	return c.snap, nil
+	for _, f := range files {
+		key := f + "\x00" + strings.Join(errs[f], "\x00")
+		now[key] = true
+		if !c.reported[key] {
+			c.log.Warn("skill left out", "file", f, "problems", strings.Join(errs[f], "; "))
+		}
+	}
+	c.reported = now
 }
 
 // Refresh forgets the last search, so that the next request searches and

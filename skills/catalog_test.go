@@ -1,9 +1,11 @@
 package skills
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -415,5 +417,40 @@ func TestConcurrentUse(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBrokenSkillReportedOnce: a skill left out is logged once, in one
+// record, however often the catalog is searched again; once more only when
+// its errors change.
+func TestBrokenSkillReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "broken", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(skill), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(skill, []byte("---\nname: Broken Name\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	c := New(Options{Roots: []Root{{Dir: dir, Origin: "test"}}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for range 3 {
+		if _, err := c.Snapshot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.Refresh()
+	}
+	if n := strings.Count(logs.String(), "skill left out"); n != 1 {
+		t.Fatalf("%d records for one broken skill; want 1:\n%s", n, logs.String())
+	}
+	if err := os.WriteFile(skill, []byte("---\nname: broken\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Refresh()
+	if _, err := c.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "skill left out"); n != 2 {
+		t.Fatalf("%d records after the errors changed; want 2:\n%s", n, logs.String())
 	}
 }

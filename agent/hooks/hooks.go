@@ -7,7 +7,9 @@
 //	{"hooks": {"PreToolUse": [{"matcher": "bash|write_file",
 //	    "hooks": [{"type": "command", "command": "./check.sh", "timeout": 10}]}]}}
 //
-// The same shape may be written in YAML. Each matching command runs with
+// The same shape may be written in YAML. A matcher may name Claude Code's
+// tools ("Bash", "Edit|Write"), which match the Praxis tools they stand
+// for. Each matching command runs with
 // "sh -c", gets a JSON description of the event on stdin and the session's
 // working directory as its own. Exit status 0 continues (a JSON object on
 // stdout may refine the outcome), 2 blocks with stderr as the reason, any
@@ -24,11 +26,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/praxis-tools/praxis/internal/claudecode"
+	"github.com/praxis-tools/praxis/internal/jsonerr"
 )
 
 // Event names a point of a run where hooks run.
@@ -94,7 +100,7 @@ func Load(name string) (*Config, error) {
 	ext := strings.ToLower(filepath.Ext(name))
 	c, err := Parse(b, ext == ".yaml" || ext == ".yml")
 	if err != nil {
-		return nil, fmt.Errorf("hooks %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
 }
@@ -107,10 +113,10 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 	var c Config
 	if isYAML {
 		if err := yaml.Unmarshal(b, &c); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("not valid YAML for hooks: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
 	} else if err := json.Unmarshal(b, &c); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not valid JSON for hooks: %s", jsonerr.Describe(err))
 	}
 	for _, ev := range ignoredEvents {
 		if _, ok := c.Hooks[ev]; ok {
@@ -152,6 +158,23 @@ func Parse(b []byte, isYAML bool) (*Config, error) {
 	return &c, nil
 }
 
+// Merge returns one configuration holding the hooks of cs in order: the
+// groups of each event from the first, then from the second, and so on.
+// Nil configurations are skipped.
+func Merge(cs ...*Config) *Config {
+	out := &Config{Hooks: map[Event][]Group{}}
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		for ev, gs := range c.Hooks {
+			out.Hooks[ev] = append(out.Hooks[ev], gs...)
+		}
+		out.Skipped = append(out.Skipped, c.Skipped...)
+	}
+	return out
+}
+
 func known(e Event) bool {
 	for _, k := range knownEvents {
 		if k == e {
@@ -172,9 +195,46 @@ func eventList() string {
 	return b.String()
 }
 
-// matches reports whether g applies to subject.
+// matches reports whether g applies to subject. A tool matcher may name a
+// Praxis tool or, as a settings file written for Claude Code does, the
+// Claude Code tool it stands for: "Bash" matches bash, "Edit|Write"
+// edit_file and write_file.
 func (g *Group) matches(subject string) bool {
-	return g.re == nil || g.re.MatchString(subject)
+	if g.re == nil || g.re.MatchString(subject) {
+		return true
+	}
+	return slices.ContainsFunc(claudecode.HookNames(subject), g.re.MatchString)
+}
+
+// Unused returns a message for each PreToolUse and PostToolUse matcher
+// that matches none of tools (the tools of the session), so that a matcher
+// naming a Claude Code tool Praxis does not have, or a misspelt one, is
+// heard of at start.
+func (c *Config) Unused(tools []string) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, ev := range []Event{PreToolUse, PostToolUse} {
+		for i := range c.Hooks[ev] {
+			g := &c.Hooks[ev][i]
+			if slices.ContainsFunc(tools, g.matches) {
+				continue
+			}
+			var claude []string
+			for _, n := range claudecode.Names() {
+				if g.re.MatchString(n) {
+					claude = append(claude, n)
+				}
+			}
+			if len(claude) > 0 {
+				out = append(out, fmt.Sprintf("%s matcher %q names %s, which Praxis does not have; its hooks never run", ev, g.Matcher, strings.Join(claude, ", ")))
+			} else {
+				out = append(out, fmt.Sprintf("%s matcher %q matches no tool of this session; its hooks never run", ev, g.Matcher))
+			}
+		}
+	}
+	return out
 }
 
 // commands returns the commands configured for ev that match subject, in

@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "x"}]}]}}`, "matcher"},
 		{`{"hooks": {"Stop": [{"hooks": [{"command": "  "}]}]}}`, "no command"},
 		{`{"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": -1}]}]}}`, "negative timeout"},
-		{`{"hooks": [1]}`, "cannot unmarshal"},
+		{`{"hooks": [1]}`, `"hooks" should be an object, not array`},
 	} {
 		if _, err := Parse([]byte(tc.in), false); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Parse(%s) = %v, want %q", tc.in, err, tc.want)
@@ -320,5 +320,55 @@ func TestSkipped(t *testing.T) {
 	}
 	if c.Has("Notification") {
 		t.Error("an ignored event is kept")
+	}
+}
+
+// TestClaudeMatchers: matchers written with Claude Code's tool names match
+// the Praxis tools they stand for, and only those.
+func TestClaudeMatchers(t *testing.T) {
+	c, err := Parse([]byte(`{"hooks":{
+		"PreToolUse":[
+			{"matcher":"Bash","hooks":[{"command":"bash-hook"}]},
+			{"matcher":"Edit|Write","hooks":[{"command":"edit-hook"}]},
+			{"matcher":"MultiEdit","hooks":[{"command":"multi-hook"}]},
+			{"matcher":"WebFetch|WebSearch","hooks":[{"command":"web-hook"}]},
+			{"matcher":"Notebook.*","hooks":[{"command":"nb-hook"}]},
+			{"matcher":"mcp__github__.*","hooks":[{"command":"gh-hook"}]}],
+		"PostToolUse":[{"matcher":"Raed","hooks":[{"command":"typo-hook"}]}]}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tool string
+		want []string
+	}{
+		{"bash", []string{"bash-hook"}},
+		{"edit_file", []string{"edit-hook", "multi-hook"}},
+		{"write_file", []string{"edit-hook"}},
+		{"read_file", nil},
+		{"bashful", nil},
+		{"mcp__github__create_issue", []string{"gh-hook"}},
+	} {
+		var got []string
+		for _, cmd := range c.commands(PreToolUse, tc.tool) {
+			got = append(got, cmd.Command)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v; want %v", tc.tool, got, tc.want)
+		}
+	}
+	unused := c.Unused([]string{"bash", "edit_file", "write_file", "read_file", "mcp__github__create_issue"})
+	want := []string{"WebFetch, WebSearch", "NotebookEdit, NotebookRead", `"Raed" matches no tool`}
+	if len(unused) != len(want) {
+		t.Fatalf("Unused: %q", unused)
+	}
+	for i, w := range want {
+		if !strings.Contains(unused[i], w) {
+			t.Errorf("Unused[%d] = %q; want it to name %s", i, unused[i], w)
+		}
+	}
+	m := Merge(c, nil, c)
+	if len(m.Hooks[PreToolUse]) != 12 || len(m.Hooks[PostToolUse]) != 2 {
+		t.Errorf("Merge: %d PreToolUse groups, %d PostToolUse", len(m.Hooks[PreToolUse]), len(m.Hooks[PostToolUse]))
 	}
 }

@@ -31,3 +31,23 @@ func FuzzRules(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCommand reads arbitrary programs: nothing panics, and a program that
+// starts with "git push" meets deny(bash(git push*)) whatever follows it
+// (what follows may make the program unreadable, which denies it too).
+func FuzzCommand(f *testing.F) {
+	for _, s := range []string{"", "ls", "sh -c 'x'", "a && b | c", "$(", "'", "cat <<EOF\nx\nEOF", "xargs -I{} x {}", "git -c alias.x=y x", "f() { g; }; f"} {
+		f.Add(s)
+	}
+	p, err := New(Rules{Deny: []string{"bash(git push*)"}}, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rest string) {
+		parseProgram(rest)
+		args, _ := json.Marshal(map[string]string{"command": "git push\n" + rest})
+		if d := p.Decide("bash", args); d.Effect != Deny {
+			t.Fatalf("git push followed by %q: %s", rest, d.Effect)
+		}
+	})
+}

@@ -5,23 +5,54 @@
 //
 //	read_file                 every read_file call
 //	mcp__github__*            every tool of the github MCP server
-//	bash(git push*)           bash calls whose command starts with "git push"
+//	bash(git push*)           bash commands that run "git push..."
 //	edit_file(**/*.lock)      edit_file calls on a .lock file anywhere
+//	Bash(npm run test:*)      Claude Code's spelling: the same as bash(npm run test*)
+//	Edit(src/**)              edit_file and write_file calls under src/
 //
 // The tool part is a glob over the tool name ('*' any run of characters,
-// '?' one). The pattern is matched against the call's subject: a "command"
-// argument as a glob in which '*' also matches '/' and spaces (a trailing
-// ":*" is read as "*"); path arguments ("path", "file_path", "paths", and
-// the "path" of each of "edits") as doublestar globs over the
-// workspace-relative path; for any other tool, the call's arguments as
-// compact JSON, with command glob rules.
+// '?' one), or one of Claude Code's tool names (Bash, Read, Edit, Write,
+// MultiEdit, Glob, Grep, LS, ...), which stands for the Praxis tools that
+// Claude Code's rule governs: Read for every tool that reads files, Edit for
+// every tool that edits them.
+//
+// The pattern is matched against the call's subject. A "command" argument
+// is read as a bash program (see below) and the pattern is a glob over each
+// simple command it runs, in which '*' also matches '/' and spaces (a
+// trailing ":*" is read as "*"). Path arguments ("path", "file_path",
+// "paths", and the "path" of each of "edits") are matched by doublestar
+// globs in the way of Claude Code and .gitignore: a pattern is relative to
+// the workspace ("src/**", "./.env" and "/src/**" alike); "//abs/**" is an
+// absolute path and "~/x" one under the home directory; a pattern without
+// a slash ("*.lock") matches in every directory. A path that is a symbolic
+// link is matched both as written and as the file it leads to. For any
+// other tool, the pattern is a command glob over the call's arguments as
+// compact JSON.
+//
+// A command is parsed, not split: every simple command in lists,
+// pipelines, subshells, command and process substitutions, functions and
+// the strings of sh -c, bash -c, su -c, env -S, watch, trap and alias is
+// matched on its own, with leading assignments dropped, quotes removed,
+// white space made single, argv[0] compared by base name (/usr/bin/git is
+// git), commands that run another (env, sudo, nice, timeout, xargs, exec,
+// command, find -exec, ...) unwrapped, and git's global options (-C dir,
+// -c k=v, --git-dir=...) dropped before the subcommand. A program whose
+// commands cannot be known without running it (eval, "$cmd push", a shell
+// that reads its commands from its input, a string that does not parse)
+// meets every deny and ask rule of its tool; a command whose later words
+// are only known at run time ("git $sub") meets every deny and ask rule
+// that some completion of its known words would meet.
 //
 // Deny wins over ask, ask over allow; a call no rule names is allowed (the
-// sandbox policy still governs what commands can do). A deny or ask rule on
-// a command also applies to each part of a compound command (split at
-// "&&", "||", ";", "|" and newlines), so "cd x && git push" is caught by
-// bash(git push*). An ask rule asks a Prompter; without one (no terminal,
-// --json runs) it refuses, naming the rule.
+// sandbox policy still governs what commands can do). An allow rule with a
+// command pattern allows a program only when it matches every one of its
+// commands. An ask rule asks a Prompter; without one (no terminal, --json
+// runs) it refuses, naming the rule.
+//
+// Rules are a guard for a cooperative model, not a boundary: a program can
+// always do what a rule denies in a way no static reading sees (a script
+// file, python -c, a git alias in the repository's config). The sandbox
+// policy is what confines commands.
 package permission
 
 import (
@@ -34,11 +65,15 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"gopkg.in/yaml.v3"
+
+	"github.com/praxis-tools/praxis/internal/claudecode"
+	"github.com/praxis-tools/praxis/internal/jsonerr"
 )
 
 // Effect is what a rule does to the calls it matches.
@@ -54,14 +89,18 @@ const (
 // Rule is one parsed rule.
 type Rule struct {
 	Effect Effect
-	// Tool is the tool-name glob.
+	// Tool is the tool-name glob, or a Claude Code tool name, as written.
 	Tool string
 	// Pattern is the argument pattern; HasPattern tells "x()" from "x".
 	Pattern    string
 	HasPattern bool
 
-	tool *regexp.Regexp
-	cmd  *regexp.Regexp // Pattern as a command glob
+	tool   *regexp.Regexp
+	tools  []string // the Praxis tools of a Claude Code tool name
+	claude bool     // Tool is a Claude Code tool name
+	cmd    glob     // Pattern as a command glob
+	path   string   // Pattern as a doublestar glob
+	abs    bool     // path is absolute
 }
 
 // String returns the rule as written, with its effect: "deny(bash(rm -rf*))".
@@ -88,24 +127,60 @@ func ParseRule(effect Effect, s string) (Rule, error) {
 			return r, fmt.Errorf("permission: rule %q: missing the closing parenthesis", s)
 		}
 		r.Pattern, r.HasPattern = strings.TrimSuffix(rest, ")"), true
-		if r.Pattern == "" {
+		if strings.TrimSpace(r.Pattern) == "" {
 			return r, fmt.Errorf("permission: rule %q: empty pattern (write the tool name alone to match every call)", s)
 		}
 		if !doublestar.ValidatePattern(r.Pattern) {
 			return r, fmt.Errorf("permission: rule %q: malformed pattern", s)
 		}
-		p := r.Pattern
-		if q, ok := strings.CutSuffix(p, ":*"); ok {
-			p = q + "*"
-		}
-		r.cmd = globRegexp(p)
+		r.cmd = commandGlob(r.Pattern)
+		r.path, r.abs = pathGlob(r.Pattern)
 	}
 	r.Tool = strings.TrimSpace(name)
 	if r.Tool == "" || strings.ContainsAny(r.Tool, " \t()") {
 		return r, fmt.Errorf("permission: rule %q: no valid tool name", s)
 	}
-	r.tool = globRegexp(r.Tool)
+	if tools, ok := claudecode.RuleTools(r.Tool); ok {
+		r.claude, r.tools = true, tools
+	} else {
+		r.tool = globRegexp(r.Tool)
+	}
 	return r, nil
+}
+
+// commandGlob normalises a command pattern: white space made single, a
+// trailing ":*" read as "*", and a first word with a directory reduced to
+// its base name, as commands are.
+func commandGlob(p string) glob {
+	p = strings.Join(strings.Fields(p), " ")
+	if q, ok := strings.CutSuffix(p, ":*"); ok {
+		p = q + "*"
+	}
+	first, rest, _ := strings.Cut(p, " ")
+	if strings.Contains(first, "/") && !strings.ContainsAny(first, "*?") {
+		p = strings.TrimSpace(path.Base(first) + " " + rest)
+	}
+	return glob(p)
+}
+
+// pathGlob reads a path pattern the way Claude Code does: "//x" is the
+// absolute path /x, "~/x" is under the home directory, "/x" and "./x" are
+// relative to the workspace, and a pattern without a slash matches in every
+// directory.
+func pathGlob(p string) (string, bool) {
+	switch {
+	case strings.HasPrefix(p, "//"):
+		return path.Clean(p[1:]), true
+	case strings.HasPrefix(p, "~/"):
+		if home, err := os.UserHomeDir(); err == nil {
+			return path.Join(filepath.ToSlash(home), p[2:]), true
+		}
+		return p, false
+	}
+	if !strings.Contains(strings.TrimSuffix(p, "/"), "/") {
+		return "**/" + p, false
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(p, "./"), "/"), false
 }
 
 // globRegexp compiles a glob in which '*' matches any run of characters and
@@ -125,6 +200,14 @@ func globRegexp(glob string) *regexp.Regexp {
 	}
 	b.WriteString(`)$`)
 	return regexp.MustCompile(b.String())
+}
+
+// names reports whether r's tool part names the tool called tool.
+func (r *Rule) names(tool string) bool {
+	if r.claude {
+		return slices.Contains(r.tools, tool)
+	}
+	return r.tool.MatchString(tool)
 }
 
 // Rules are the rules of a settings file or of the command line.
@@ -147,12 +230,11 @@ func Load(name string) (Rules, error) {
 	}
 	ext := strings.ToLower(filepath.Ext(name))
 	if ext == ".yaml" || ext == ".yml" {
-		err = yaml.Unmarshal(b, &s)
-	} else {
-		err = json.Unmarshal(b, &s)
-	}
-	if err != nil {
-		return s.Permissions, fmt.Errorf("permission: %s: %w", name, err)
+		if err := yaml.Unmarshal(b, &s); err != nil {
+			return s.Permissions, fmt.Errorf("the permissions of %s are not valid YAML: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+	} else if err := json.Unmarshal(b, &s); err != nil {
+		return s.Permissions, fmt.Errorf("the permissions of %s are not valid JSON: %s", name, jsonerr.Describe(err))
 	}
 	return s.Permissions, nil
 }
@@ -194,6 +276,32 @@ func New(rules Rules, root string) (*Policy, error) {
 // Rules returns the policy's rules, deny rules first, then ask, then allow.
 func (p *Policy) Rules() []Rule { return append([]Rule(nil), p.rules...) }
 
+// Unused returns a message for each rule whose tool part names none of
+// tools (the tools of the session), saying what it names: a rule for a
+// Claude Code tool Praxis does not have, or a misspelt name, does nothing,
+// and the user should hear of it at start.
+func (p *Policy) Unused(tools []string) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for i := range p.rules {
+		r := &p.rules[i]
+		if slices.ContainsFunc(tools, r.names) {
+			continue
+		}
+		switch {
+		case r.claude && len(r.tools) == 0:
+			out = append(out, fmt.Sprintf("the rule %s names %s, a Claude Code tool Praxis does not have; it does nothing", r, r.Tool))
+		case r.claude:
+			out = append(out, fmt.Sprintf("the rule %s names %s, whose Praxis tools (%s) this session does not have; it does nothing", r, r.Tool, strings.Join(r.tools, ", ")))
+		default:
+			out = append(out, fmt.Sprintf("the rule %s names no tool of this session; it does nothing", r))
+		}
+	}
+	return out
+}
+
 // Decision is a policy's answer for one call.
 type Decision struct {
 	Effect Effect
@@ -214,7 +322,7 @@ func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
 	subj := p.subjects(args)
 	for i := range p.rules { // in deny, ask, allow order
 		r := &p.rules[i]
-		if s, ok := r.match(tool, subj); ok {
+		if s, ok := r.match(p, tool, subj); ok {
 			return Decision{Effect: r.Effect, Rule: r, Subject: s}
 		}
 	}
@@ -223,9 +331,8 @@ func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
 
 // subjects is what the argument patterns of a call are matched against.
 type subjects struct {
-	command  string   // the "command" argument, if any
-	parts    []string // the command's parts, when compound
-	paths    []string // workspace-relative paths
+	program  *program // the "command" argument, if any
+	paths    []string // workspace-relative (or absolute, outside) paths
 	fallback string   // the arguments as compact JSON
 }
 
@@ -236,13 +343,17 @@ func (p *Policy) subjects(args json.RawMessage) subjects {
 		s.fallback = string(args)
 		return s
 	}
-	if c, ok := m["command"].(string); ok {
-		s.command = strings.TrimSpace(c)
-		s.parts = splitCommand(s.command)
+	if c, ok := m["command"].(string); ok && strings.TrimSpace(c) != "" {
+		s.program = parseProgram(c)
 	}
 	addPath := func(v any) {
-		if str, ok := v.(string); ok && str != "" {
-			s.paths = append(s.paths, p.rel(str))
+		str, ok := v.(string)
+		if !ok || str == "" {
+			return
+		}
+		s.paths = append(s.paths, p.rel(str))
+		if real := p.realRel(str); real != "" && real != p.rel(str) {
+			s.paths = append(s.paths, real)
 		}
 	}
 	addPath(m["path"])
@@ -259,14 +370,15 @@ func (p *Policy) subjects(args json.RawMessage) subjects {
 			}
 		}
 	}
-	if s.command == "" && len(s.paths) == 0 {
+	if s.program == nil && len(s.paths) == 0 {
 		b, _ := json.Marshal(m) // sorted keys, compact
 		s.fallback = string(b)
 	}
 	return s
 }
 
-// rel returns name relative to the workspace, cleaned, with '/' separators.
+// rel returns name relative to the workspace, cleaned, with '/' separators;
+// a path outside the workspace stays absolute.
 func (p *Policy) rel(name string) string {
 	name = filepath.Clean(name)
 	if p.root != "" && filepath.IsAbs(name) {
@@ -277,51 +389,79 @@ func (p *Policy) rel(name string) string {
 	return path.Clean(filepath.ToSlash(name))
 }
 
-var commandSeparators = regexp.MustCompile(`&&|\|\||[;|\n]`)
-
-// splitCommand returns the parts of a compound command, or nil for a simple
-// one.
-func splitCommand(c string) []string {
-	parts := commandSeparators.Split(c, -1)
-	if len(parts) < 2 {
-		return nil
+// realRel returns the path name leads to once symbolic links are
+// resolved, in the form rel gives; "" when it cannot be resolved.
+func (p *Policy) realRel(name string) string {
+	if p.root == "" {
+		return ""
 	}
-	var out []string
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(p.root, name)
+	}
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return ""
+	}
+	if root, err := filepath.EvalSymlinks(p.root); err == nil {
+		if r, err := filepath.Rel(root, real); err == nil && filepath.IsLocal(r) {
+			return path.Clean(filepath.ToSlash(r))
 		}
 	}
-	return out
+	return p.rel(real)
+}
+
+// abs returns a subject path as an absolute one.
+func (p *Policy) abs(rel string) string {
+	if path.IsAbs(rel) || p.root == "" {
+		return rel
+	}
+	return path.Join(filepath.ToSlash(p.root), rel)
 }
 
 // match reports whether r matches a call of tool with subjects s, and the
 // subject that matched.
-func (r *Rule) match(tool string, s subjects) (string, bool) {
-	if !r.tool.MatchString(tool) {
+func (r *Rule) match(p *Policy, tool string, s subjects) (string, bool) {
+	if !r.names(tool) {
 		return "", false
 	}
 	if !r.HasPattern {
 		return "", true
 	}
-	if s.command != "" {
-		if r.cmd.MatchString(s.command) {
-			return s.command, true
-		}
-		if r.Effect != Allow { // allowing a part does not allow the whole
-			for _, part := range s.parts {
-				if r.cmd.MatchString(part) {
-					return part, true
+	if prog := s.program; prog != nil {
+		if r.Effect == Allow {
+			// Allowing a part does not allow the whole.
+			if prog.undecidable != "" || len(prog.commands) == 0 {
+				return "", false
+			}
+			for _, c := range prog.commands {
+				if c.open || !r.cmd.match(c.text) {
+					return "", false
 				}
+			}
+			return prog.whole, true
+		}
+		if prog.undecidable != "" {
+			return prog.whole + " (" + prog.undecidable + ")", true
+		}
+		if r.cmd.match(prog.whole) {
+			return prog.whole, true
+		}
+		for _, c := range prog.commands {
+			if c.open && r.cmd.matchPrefix(c.text+" ") || r.cmd.match(c.text) {
+				return c.text, true
 			}
 		}
 	}
-	for _, p := range s.paths {
-		if ok, _ := doublestar.Match(r.Pattern, p); ok {
-			return p, true
+	for _, sp := range s.paths {
+		subj := sp
+		if r.abs {
+			subj = p.abs(sp)
+		}
+		if ok, _ := doublestar.Match(r.path, subj); ok {
+			return sp, true
 		}
 	}
-	if s.fallback != "" && r.cmd.MatchString(s.fallback) {
+	if s.fallback != "" && r.cmd.match(s.fallback) {
 		return s.fallback, true
 	}
 	return "", false

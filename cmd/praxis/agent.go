@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	iofs "io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -76,6 +76,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		idleTimeout  = fs.Duration("stream-idle-timeout", agent.DefaultIdleTimeout, "retry a model reply that sends nothing for this `duration`")
 	)
 	hf := addHarnessFlags(fs)
+	positive(fs, "max-steps")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -87,8 +88,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	tty, _ := io.in.(*os.File)
 	interactive := fs.NArg() == 0 && isTerminal(io.in) && *outputFormat == "text" && !*asJSON && hf.iterations == 0
 	if fs.NArg() == 0 && !hf.resuming() && !interactive {
-		fs.Usage()
-		return exitUsage
+		return badArgs(fs, io, `needs a TASK ("-" reads it from standard input), or a terminal to read turns from`)
 	}
 	var task string
 	var err error
@@ -116,8 +116,16 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	prov, modelName, err := agent.NewProvider(agent.ProviderOptions{
 		Name: *providerName, Model: *model, BaseURL: *baseURL, Script: *script, Getenv: getenv, IdleTimeout: *idleTimeout,
 	})
-	if err != nil {
-		return fail(exitUsage, "%v", err)
+	switch {
+	case errors.Is(err, agent.ErrNoProvider):
+		return fail(exitUsage, "no model provider: set ANTHROPIC_API_KEY or OPENAI_API_KEY (with OPENAI_BASE_URL for another OpenAI-compatible server), or run a script with --provider scripted --script FILE")
+	case errors.Is(err, agent.ErrNoScript):
+		return fail(exitUsage, "--provider scripted needs --script FILE")
+	case err != nil:
+		if errors.As(err, new(*iofs.PathError)) {
+			return fail(exitUsage, "%s", fileProblem("--script", err))
+		}
+		return fail(exitUsage, "%s", fileProblem("--script "+*script, err))
 	}
 	if prov.Name() == "anthropic" && *thinking > 0 && *thinking < 1024 {
 		return fail(exitUsage, "--thinking %d: Anthropic's extended thinking needs a budget of at least 1024 tokens", *thinking)
@@ -142,7 +150,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 	tools := eng.Catalog().Tools()
 	var servers []agent.ClaudeMCPServer
 	if *mcpConfig != "" {
-		cfg, err := mcpclient.LoadConfig(*mcpConfig, nil)
+		cfg, err := mcpclient.LoadConfig(*mcpConfig, mcpclient.Vars{Workspace: eng.Workspace().Dir()})
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}
@@ -164,7 +172,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 
 	system, err := agentSystemPrompt(ctx, eng, cat, *systemFile, *systemAppend)
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%s", fileProblem("", err))
 	}
 	var sink func(agent.Event)
 	switch format {
@@ -218,7 +226,7 @@ func agentPrices(configFile string) (agent.Prices, error) {
 			continue
 		}
 		data, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) && f != configFile {
+		if errors.Is(err, iofs.ErrNotExist) && f != configFile {
 			continue
 		}
 		if err != nil {
@@ -295,7 +303,7 @@ func agentSystemPrompt(ctx context.Context, eng *praxis.Engine, cat *praxis.Cata
 	if replace != "" {
 		b, err := os.ReadFile(replace)
 		if err != nil {
-			return "", fmt.Errorf("--system: %w", err)
+			return "", errors.New(fileProblem("--system", err))
 		}
 		system = string(b)
 	} else {
@@ -306,7 +314,7 @@ func agentSystemPrompt(ctx context.Context, eng *praxis.Engine, cat *praxis.Cata
 	if appendFile != "" {
 		b, err := os.ReadFile(appendFile)
 		if err != nil {
-			return "", fmt.Errorf("--system-append: %w", err)
+			return "", errors.New(fileProblem("--system-append", err))
 		}
 		system = strings.TrimRight(system, "\n") + "\n\n" + string(b)
 	}

@@ -228,7 +228,7 @@ func TestAgentExitStatuses(t *testing.T) {
 		{"max steps", nil, []string{"--script", loop, "--max-steps", "1", "task"}, exitMaxSteps, ""},
 		{"provider error", nil, []string{"--script", failing, "task"}, exitToolError, "model: nope"},
 		{"no provider", nil, []string{"task"}, exitUsage, "set ANTHROPIC_API_KEY"},
-		{"no task", nil, []string{"--script", loop}, exitUsage, "Usage: praxis agent"},
+		{"no task", nil, []string{"--script", loop}, exitUsage, "needs a TASK"},
 		{"bad tools pattern", nil, []string{"--script", loop, "--tools", "no_such_*", "task"}, exitUsage, `"no_such_*" matches no tool`},
 		{"bad mcp config", nil, []string{"--script", loop, "--mcp-config", filepath.Join(dir, "missing.json"), "task"}, exitUsage, "MCP config"},
 		{"missing system file", nil, []string{"--script", loop, "--system", filepath.Join(dir, "missing.md"), "task"}, exitUsage, "--system"},
@@ -483,6 +483,7 @@ func TestMCPList(t *testing.T) {
 	servers := map[string]any{
 		"broken": map[string]any{"command": "praxis-no-such-mcp-server"},
 		"off":    map[string]any{"command": "x", "enabled": false},
+		"input":  map[string]any{"command": "x", "env": map[string]any{"KEY": "${input:key}"}},
 	}
 	if os.Getenv("PRAXIS_NPM_MCP_DIR") != "" || os.Getenv("PRAXIS_REQUIRE_NPM_SERVERS") == "1" {
 		servers["memory"] = map[string]any{"command": npmservers.Bin(t, npmservers.Memory),
@@ -498,7 +499,7 @@ func TestMCPList(t *testing.T) {
 	if code != exitToolError {
 		t.Errorf("exit %d with a broken server, want %d", code, exitToolError)
 	}
-	wants := []string{"broken  failed  stdio", "executable file not found", "off  disabled  stdio"}
+	wants := []string{"broken  failed  stdio", "executable file not found", "off  disabled  stdio", "input  invalid", "${input:key} asks the user"}
 	if servers["memory"] != nil {
 		wants = append(wants, "memory  connected  stdio", "mcp__memory__read_graph", "skipped: excluded by tools_allow / tools_deny")
 	}

@@ -23,9 +23,11 @@ func runCall(ctx context.Context, args []string, io stdio) int {
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fs.Usage()
-		return exitUsage
+	switch {
+	case fs.NArg() < 1:
+		return badArgs(fs, io, `needs the name of a tool ("praxis tools" lists them)`)
+	case fs.NArg() > 2:
+		return badArgs(fs, io, "takes a tool and one JSON object, and was given %d arguments (quote the JSON)", fs.NArg())
 	}
 	name := fs.Arg(0)
 	raw, err := callArgs(fs.Arg(1), io.in)
@@ -88,7 +90,7 @@ func callArgs(arg string, in io.Reader) (json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(arg), &obj); err != nil {
-		return nil, fmt.Errorf("arguments must be a JSON object: %v", err)
+		return nil, errors.New(`the arguments must be one JSON object, such as '{"path":"a.go"}'`)
 	}
 	return json.RawMessage(arg), nil
 }

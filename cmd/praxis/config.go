@@ -71,7 +71,9 @@ func (ef *engineFlags) loadPolicy() error {
 		{filepath.Join(ws, filepath.FromSlash(workspaceConfigName)), false, true},
 		{ef.config, true, false},
 	}
-	ef.protected = []string{workspaceConfigName}
+	// The agent reads its hooks and rules from the workspace's Claude Code
+	// settings: the model must not write its own.
+	ef.protected = append([]string{workspaceConfigName}, claudeSettings...)
 	for _, f := range files {
 		if f.path == "" {
 			continue
@@ -84,7 +86,7 @@ func (ef *engineFlags) loadPolicy() error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("config: %w", err)
+			return errors.New(fileProblem("the config file", err))
 		}
 		q := p
 		if err := sandbox.ApplyConfig(&q, data); err != nil {
@@ -101,7 +103,7 @@ func (ef *engineFlags) loadPolicy() error {
 	case "none", "bwrap":
 		p.Isolation = sandbox.Isolation(ef.sandbox)
 	default:
-		return fmt.Errorf("--sandbox %q: want none or bwrap", ef.sandbox)
+		return fmt.Errorf("--sandbox %s: must be none or bwrap", ef.sandbox)
 	}
 	ef.policy = &p
 	return nil

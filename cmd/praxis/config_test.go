@@ -96,8 +96,8 @@ func TestSandboxConfigErrors(t *testing.T) {
 		args             []string
 		want             string
 	}{
-		{"bad --sandbox", "", []string{"--sandbox", "jail"}, `--sandbox "jail": want none or bwrap`},
-		{"missing --config", "", []string{"--config", filepath.Join(ws, "nope.yaml")}, "nope.yaml: no such file"},
+		{"bad --sandbox", "", []string{"--sandbox", "jail"}, `--sandbox jail: must be none or bwrap`},
+		{"missing --config", "", []string{"--config", filepath.Join(ws, "nope.yaml")}, "nope.yaml does not exist"},
 		{"unknown key", "sandbox:\n  shel: true\n", nil, "line 2: field shel not found"},
 		{"bad isolation", "sandbox: {isolation: jail}\n", nil, `isolation "jail"`},
 	} {

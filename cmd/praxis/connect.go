@@ -19,12 +19,11 @@ func runConnect(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
+		return badArgs(fs, io, "needs one URL, such as http://127.0.0.1:8765/mcp")
 	}
 	u, err := url.Parse(fs.Arg(0))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fmt.Fprintf(io.err, "praxis connect: %q is not an http(s) URL\n", fs.Arg(0))
+		fmt.Fprintf(io.err, "praxis connect: %q is not an http(s) URL; give the server's address, such as http://127.0.0.1:8765/mcp\n", fs.Arg(0))
 		return exitUsage
 	}
 	if *token == "" {

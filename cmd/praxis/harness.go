@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -69,6 +70,7 @@ type harnessFlags struct {
 	gates                   stringList
 	maxGateAttempts         int
 	hooksFile, permsFile    string
+	settingsFile            string
 	allow, ask, deny        stringList
 	doomThreshold           int
 	doomExempt              string
@@ -91,6 +93,7 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.Var(&hf.gates, "gate", "a `command` that must pass before the run completes (repeatable; run in order under the sandbox)")
 	fs.IntVar(&hf.maxGateAttempts, "max-gate-attempts", 3, "stop with gate_failed after the gates failed `N` times")
 	fs.StringVar(&hf.hooksFile, "hooks", "", "a hooks config `file` (JSON or YAML, Claude Code format: a settings.json works)")
+	fs.StringVar(&hf.settingsFile, "settings", "", "a Claude Code style settings `file` whose hooks and permissions apply (JSON or YAML); the workspace's .claude/settings.json and .claude/settings.local.json are read too")
 	fs.StringVar(&hf.permsFile, "permissions", "", "a `file` with a permissions object of allow/ask/deny rules (JSON or YAML)")
 	fs.Var(&hf.allow, "allow", "allow calls matching `RULE`, e.g. 'bash(go test*)' (repeatable)")
 	fs.Var(&hf.ask, "ask", "ask before calls matching `RULE`; refused without a terminal (repeatable)")
@@ -106,6 +109,13 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.BoolVar(&hf.noJournal, "no-journal", false, "do not write the session journal under .praxis/sessions/")
 	fs.IntVar(&hf.iterations, "iterations", 0, "run up to `N` sessions with fresh contexts, each doing one unit of work (needs --progress)")
 	fs.StringVar(&hf.progress, "progress", "", "the progress `file` the sessions of --iterations read and update")
+	atLeast(fs, "max-gate-attempts", 1)
+	check(fs, "compact-at", func(_ string, v any) error {
+		if f, _ := v.(float64); f <= 0 || f > 1 {
+			return errors.New("must be more than 0 and at most 1 (a fraction of the context window)")
+		}
+		return nil
+	})
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -141,7 +151,9 @@ func (hf *harnessFlags) check() error {
 }
 
 // harness builds the controls the flags describe.
-func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io stdio, log *slog.Logger) (*agent.Harness, error) {
+// tools are the names of the session's tools: rules and hook matchers
+// that name none of them are warned of.
+func (hf *harnessFlags) harness(provider, workspace string, tools []string, interactive bool, io stdio, log *slog.Logger) (*agent.Harness, error) {
 	if err := hf.check(); err != nil {
 		return nil, err
 	}
@@ -172,24 +184,36 @@ func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io
 	}
 	h.Compaction = agent.Compaction{ContextWindow: window, Threshold: hf.compactAt, KeepRecent: hf.keepRecent}
 
-	if hf.hooksFile != "" {
-		cfg, err := hooks.Load(hf.hooksFile)
-		if err != nil {
-			return nil, err
+	var hookConfigs []*hooks.Config
+	var rules permission.Rules
+	for _, f := range hf.settingsFiles(workspace, io) {
+		if f.hooks {
+			cfg, err := hooks.Load(f.name)
+			if err != nil {
+				return nil, err
+			}
+			for _, what := range cfg.Skipped {
+				log.Warn("hooks: not used", "file", f.name, "what", what)
+			}
+			hookConfigs = append(hookConfigs, cfg)
 		}
-		for _, what := range cfg.Skipped {
-			log.Warn("hooks: not used", "file", hf.hooksFile, "what", what)
+		if f.perms {
+			r, err := permission.Load(f.name)
+			if err != nil {
+				return nil, err
+			}
+			rules.Allow = append(rules.Allow, r.Allow...)
+			rules.Ask = append(rules.Ask, r.Ask...)
+			rules.Deny = append(rules.Deny, r.Deny...)
+		}
+	}
+	if len(hookConfigs) > 0 {
+		cfg := hooks.Merge(hookConfigs...)
+		for _, what := range cfg.Unused(tools) {
+			log.Warn("hooks: " + what)
 		}
 		h.Hooks = &hooks.Runner{Config: cfg, Dir: workspace, Logger: log,
 			Env: []string{"PRAXIS_PROJECT_DIR=" + workspace, "CLAUDE_PROJECT_DIR=" + workspace}}
-	}
-	var rules permission.Rules
-	if hf.permsFile != "" {
-		r, err := permission.Load(hf.permsFile)
-		if err != nil {
-			return nil, err
-		}
-		rules = r
 	}
 	rules.Allow = append(rules.Allow, hf.allow...)
 	rules.Ask = append(rules.Ask, hf.ask...)
@@ -200,11 +224,48 @@ func (hf *harnessFlags) harness(provider, workspace string, interactive bool, io
 			return nil, err
 		}
 		h.Permissions = p
+		for _, what := range p.Unused(tools) {
+			log.Warn("permissions: " + what)
+		}
 		if interactive {
 			h.Prompter = &permission.Terminal{In: io.in, Out: io.err}
 		}
 	}
 	return h, nil
+}
+
+// claudeSettings are the Claude Code settings files of a workspace, read
+// when present, in the order Claude Code reads them.
+var claudeSettings = []string{".claude/settings.json", ".claude/settings.local.json"}
+
+// settingsFile is a file of hooks, permissions or both.
+type settingsFile struct {
+	name         string
+	hooks, perms bool
+}
+
+// settingsFiles lists the files whose hooks and permissions apply: the
+// workspace's Claude Code settings files that exist (each announced on
+// stderr), then --settings, --hooks and --permissions.
+func (hf *harnessFlags) settingsFiles(workspace string, io stdio) []settingsFile {
+	var out []settingsFile
+	for _, rel := range claudeSettings {
+		name := filepath.Join(workspace, filepath.FromSlash(rel))
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			fmt.Fprintf(io.err, "praxis agent: reading hooks and permissions from %s\n", rel)
+			out = append(out, settingsFile{name, true, true})
+		}
+	}
+	if hf.settingsFile != "" {
+		out = append(out, settingsFile{hf.settingsFile, true, true})
+	}
+	if hf.hooksFile != "" {
+		out = append(out, settingsFile{name: hf.hooksFile, hooks: true})
+	}
+	if hf.permsFile != "" {
+		out = append(out, settingsFile{name: hf.permsFile, perms: true})
+	}
+	return out
 }
 
 // isTerminal reports whether r is a terminal (a character device).
@@ -232,9 +293,9 @@ func (hf *harnessFlags) runHarnessed(ctx context.Context, cfg agent.Config, task
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	h, err := hf.harness(cfg.Provider.Name(), ws, format == "text" && isTerminal(io.in), io, log)
+	h, err := hf.harness(cfg.Provider.Name(), ws, toolNames(cfg), format == "text" && isTerminal(io.in), io, log)
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%s", fileProblem("the settings file", err))
 	}
 	if hf.iterations == 0 {
 		return hf.session(ctx, cfg, h, task, io, log)
@@ -358,6 +419,9 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 			id = latest
 		}
 		jw, events, jl, err := agent.ResumeSession(dir, id)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(exitUsage, "there is no session %s in this workspace; \"praxis sessions list\" lists them", id)
+		}
 		if err != nil {
 			return fail(exitToolError, "cannot resume session %s: %v", id, err)
 		}
@@ -422,4 +486,17 @@ func relTo(base, p string) string {
 		return r
 	}
 	return p
+}
+
+// toolNames lists the names of the tools the session offers the model, for
+// the warnings about rules and hook matchers that name none of them.
+func toolNames(cfg agent.Config) []string {
+	if cfg.Tools == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range cfg.Tools.Tools() {
+		names = append(names, t.Name)
+	}
+	return names
 }

@@ -402,7 +402,7 @@ func TestAgentIterations(t *testing.T) {
 			t.Fatalf("exit %d\n%s", code, errb)
 		}
 		events := decodeEvents(t, out)
-		if last := events[len(events)-1]; last.Type != "iterations_summary" || last.StopReason != agent.StopMaxIterations || !strings.Contains(last.Error, "--iterations") {
+		if last := events[len(events)-1]; last.Type != "iterations_summary" || last.StopReason != agent.StopMaxIterations || !strings.Contains(last.Error, "sessions ran, the most allowed") {
 			t.Errorf("last line %+v", last)
 		}
 	})

@@ -135,9 +135,9 @@ func (hf *harnessFlags) converse(ctx context.Context, cfg agent.Config, workspac
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	h, err := hf.harness(cfg.Provider.Name(), ws, true, std, log)
+	h, err := hf.harness(cfg.Provider.Name(), ws, toolNames(cfg), true, std, log)
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%s", fileProblem("the settings file", err))
 	}
 	// Ctrl-C cancels the turn, not the process: this session takes the
 	// interrupt signal over.

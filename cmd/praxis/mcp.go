@@ -13,30 +13,27 @@ import (
 const defaultMCPConfig = ".mcp.json"
 
 func runMCP(ctx context.Context, args []string, io stdio) int {
-	if len(args) == 0 || args[0] != "list" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(io.out, "Usage: praxis mcp list [--config FILE] [--json]")
-			return exitOK
-		}
-		fmt.Fprintln(io.err, "Usage: praxis mcp list [--config FILE] [--json]")
-		return exitUsage
-	}
-	fs := newFlagSet("mcp list", "[flags]",
+	fs := newFlagSet("mcp", "list [flags]",
 		"Connects to the external MCP servers of a configuration file and lists each server, its\n"+
 			"state and its tools as the agent sees them (mcp__SERVER__TOOL).\n"+
+			"An entry that cannot be used is listed as invalid with the reason.\n"+
 			"Exit status: 0 when every enabled server connected, 1 when one did not, 2 on usage errors.", io)
 	config := fs.String("config", defaultMCPConfig, "the configuration `file` (mcpServers or VS Code servers format)")
 	asJSON := fs.Bool("json", false, "print the servers and tools as JSON")
-	if code, ok := parseFlags(fs, args[1:], io); !ok {
+	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return exitUsage
+	switch {
+	case fs.NArg() == 0:
+		return badArgs(fs, io, "needs the subcommand list")
+	case fs.Arg(0) != "list":
+		return badArgs(fs, io, "has no subcommand %q (there is list)", fs.Arg(0))
+	case fs.NArg() > 1:
+		return badArgs(fs, io, "list takes no arguments, and was given %q", strings.Join(fs.Args()[1:], " "))
 	}
-	cfg, err := mcpclient.LoadConfig(*config, nil)
+	cfg, err := mcpclient.LoadConfig(*config, mcpclient.Vars{})
 	if err != nil {
-		fmt.Fprintf(io.err, "praxis mcp list: %v\n", err)
+		fmt.Fprintf(io.err, "praxis mcp: %v\n", err)
 		return exitUsage
 	}
 	m := mcpclient.Connect(ctx, cfg, mcpclient.Options{Logger: newLogger(io)})
@@ -44,7 +41,7 @@ func runMCP(ctx context.Context, args []string, io stdio) int {
 	servers := m.Servers()
 	code := exitOK
 	for _, s := range servers {
-		if s.State == mcpclient.StateFailed {
+		if s.State == mcpclient.StateFailed || s.State == mcpclient.StateInvalid {
 			code = exitToolError
 		}
 	}

@@ -181,7 +181,7 @@ func TestAgentOutputFlagErrors(t *testing.T) {
 		{[]string{"--output-format", "yaml"}, `--output-format "yaml": want text, json or stream-json`},
 		{[]string{"--json", "--output-format", "stream-json"}, "does not combine"},
 		{[]string{"--thinking", "-1"}, "--thinking"},
-		{[]string{"--max-cost", "-2"}, "negative"},
+		{[]string{"--max-cost", "-2"}, "--max-cost -2: must be at least 0"},
 		{[]string{"--stream-idle-timeout", "0s"}, "--stream-idle-timeout must be positive"},
 	}
 	for _, tt := range tests {

@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/praxis-tools/praxis/conformance"
 	"github.com/praxis-tools/praxis/mcpserver"
@@ -35,7 +38,22 @@ func (f *httpFlag) Set(v string) error {
 	case "false":
 		f.set = false
 	default:
+		host, port, err := net.SplitHostPort(v)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 || strings.ContainsAny(host, "/ ") {
+			return fmt.Errorf("wants HOST:PORT, such as %s or :8765", mcpserver.DefaultHTTPAddr)
+		}
 		f.addr = v
+	}
+	return nil
+}
+
+// checkOrigin checks an --allow-origin value: scheme://host[:port], as a
+// browser sends it in the Origin header.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New("wants an origin: scheme://host[:port], such as https://app.example.com")
 	}
 	return nil
 }
@@ -64,15 +82,22 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "most HTTP sessions open at once")
 	idle := fs.Duration("session-idle", mcpserver.DefaultSessionIdle, "end HTTP sessions idle this long")
 	maxBody := fs.Int("max-body", mcpserver.DefaultMaxMessageBytes, "largest request `bytes`")
+	atLeast(fs, "max-sessions", 1)
+	positive(fs, "session-idle")
+	positive(fs, "max-body")
+	check(fs, "allow-origin", func(o string, _ any) error { return checkOrigin(o) })
 	args, fixtures := takeHiddenFlag(args, "conformance-fixtures")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return exitUsage
+		if httpAddr.set && httpAddr.addr == mcpserver.DefaultHTTPAddr {
+			return badArgs(fs, io, "takes no arguments, and was given %q (an address is written --http=ADDR)", strings.Join(fs.Args(), " "))
+		}
+		return noArgs(fs, io)
 	}
 	log := newLogger(io)
+	var tools atomic.Int64 // the default workspace's, the first opened
 	opts := mcpserver.Options{
 		// Each workspace gets the sandbox policy its own config file sets
 		// (a client's root has its own .praxis/config.yaml).
@@ -82,7 +107,11 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 			if err := wf.loadPolicy(); err != nil {
 				return nil, err
 			}
-			return praxis.New(wf.options(log))
+			eng, err := praxis.New(wf.options(log))
+			if err == nil {
+				tools.CompareAndSwap(0, int64(len(eng.Catalog().Tools())))
+			}
+			return eng, err
 		},
 		Workspace:      ef.workspace,
 		FixedWorkspace: flagSet(fs, "workspace"),
@@ -100,8 +129,20 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 	defer srv.Close()
+	mode := "shell off"
+	if ef.policy != nil && ef.policy.Shell {
+		mode = string(ef.policy.Isolation)
+	}
+	transport := "stdio"
+	if httpAddr.set {
+		transport = "http " + httpAddr.addr
+	}
+	started := func() {
+		log.Info("praxis serve", "transport", transport, "workspace", srv.Workspace(), "sandbox", mode, "tools", tools.Load())
+	}
 
 	if !httpAddr.set {
+		started()
 		err = srv.ServeStdio(ctx, io.in, io.out, mcpserver.StdioOptions{MaxMessageBytes: *maxBody})
 		if err != nil {
 			fmt.Fprintf(io.err, "praxis serve: %v\n", err)
@@ -120,7 +161,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		MaxBodyBytes:   *maxBody,
 	}
 	if hopts.Token == "" && !mcpserver.LoopbackAddr(httpAddr.addr) {
-		fmt.Fprintf(io.err, "praxis serve: %v\n", mcpserver.ErrTokenRequired)
+		fmt.Fprintf(io.err, "praxis serve: serving HTTP on %s, off loopback, requires a bearer token: give --token or set PRAXIS_TOKEN\n", httpAddr.addr)
 		return exitUsage
 	}
 	ln, err := net.Listen("tcp", httpAddr.addr)
@@ -128,6 +169,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "praxis serve: %v\n", err)
 		return exitUsage
 	}
+	started()
 	err = srv.ServeStreamableHTTP(ctx, ln, hopts)
 	switch {
 	case errors.Is(err, mcpserver.ErrTokenRequired):

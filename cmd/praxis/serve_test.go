@@ -215,3 +215,38 @@ func TestServeRootTakesItsOwnConfig(t *testing.T) {
 		t.Errorf("bash in a root whose config disables the shell: %s", b)
 	}
 }
+
+// TestServeStartLine: serve says on stderr, in one line at start, how it
+// serves: the transport, the workspace, the sandbox mode and the number of
+// tools; stdout carries nothing but protocol.
+func TestServeStartLine(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, dir, "serve", "--sandbox", "none", "--workspace", dir)
+	p.handshake()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	m := p.recv()
+	tools, _ := m["result"].(map[string]any)["tools"].([]any)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(5 * time.Second)
+	var lines []string
+	for l := range strings.SplitSeq(strings.TrimSpace(p.stderr.String()), "\n") {
+		if strings.Contains(l, `msg="praxis serve"`) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("%d start lines; want 1:\n%s", len(lines), p.stderr.String())
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	for _, w := range []string{"transport=stdio", "sandbox=none", fmt.Sprintf("tools=%d", len(tools))} {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("the start line lacks %s: %s", w, lines[0])
+		}
+	}
+	if !strings.Contains(lines[0], "workspace="+dir) && !strings.Contains(lines[0], "workspace="+real) {
+		t.Errorf("the start line does not name the workspace %s: %s", dir, lines[0])
+	}
+	if len(tools) == 0 {
+		t.Error("no tools listed")
+	}
+}

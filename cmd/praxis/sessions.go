@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -33,37 +34,33 @@ func runSessions(ctx context.Context, args []string, io stdio) int {
 	}
 	dir := sessionsDir(ef.workspace)
 	pos := fs.Args()
-	if len(pos) > 1 { // flags may follow the subcommand
-		if code, ok := parseFlags(fs, pos[1:], io); !ok {
-			return code
-		}
-		pos = append([]string{pos[0]}, fs.Args()...)
-	}
 	sub := fs.Arg(0)
-	if len(pos) > 0 {
-		sub = pos[0]
-	}
-	if sub == "list" && len(pos) == 1 {
+	switch {
+	case sub == "list" && len(pos) == 1:
 		return sessionsList(dir, *asJSON, io)
-	}
-	if (sub != "show" && sub != "replay") || len(pos) != 2 {
-		fs.Usage()
-		return exitUsage
+	case sub == "":
+		return badArgs(fs, io, "needs list, show ID or replay ID")
+	case sub != "show" && sub != "replay" && sub != "list":
+		return badArgs(fs, io, "has no subcommand %q (there are list, show ID and replay ID)", sub)
+	case sub == "list":
+		return badArgs(fs, io, "list takes no arguments, and was given %q", strings.Join(pos[1:], " "))
+	case len(pos) != 2:
+		return badArgs(fs, io, "%s needs one session ID (\"praxis sessions list\" lists them, \"latest\" is the last)", sub)
 	}
 	id := pos[1]
 	if id == "latest" {
 		latest, err := journal.Latest(dir)
 		if err != nil {
-			return fail(exitToolError, "%v", err)
+			return fail(exitToolError, "%s", noSessions(dir, err))
 		}
 		id = latest
 	}
 	if !journal.ValidID(id) {
-		return fail(exitUsage, "%q is not a session ID", id)
+		return fail(exitUsage, "%q is not a session ID; \"praxis sessions list\" lists them", id)
 	}
 	events, jl, rerr := agent.ReadSession(dir, id)
 	if jl == nil {
-		return fail(exitToolError, "%v", rerr)
+		return fail(exitToolError, "%s", noSessions(dir, rerr))
 	}
 	if sub == "show" {
 		var mod time.Time
@@ -122,8 +119,11 @@ func summarize(id, path string, mod time.Time, events []agent.Event, jl *journal
 
 func sessionsList(dir string, asJSON bool, io stdio) int {
 	infos, err := journal.List(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		infos, err = nil, nil
+	}
 	if err != nil {
-		fmt.Fprintf(io.err, "praxis sessions: %v\n", err)
+		fmt.Fprintf(io.err, "praxis sessions: %s\n", noSessions(dir, err))
 		return exitToolError
 	}
 	var list []sessionSummary
@@ -219,6 +219,18 @@ func sessionReplay(events []agent.Event, asJSON bool, io stdio) {
 		}
 		sink(ev)
 	}
+}
+
+// noSessions words an error of reading the sessions directory dir for the
+// user: a missing directory or journal is named as such.
+func noSessions(dir string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return fmt.Sprintf("there are no sessions in this workspace (%s does not exist); \"praxis agent\" records them", dir)
+		}
+		return "there is no such session; \"praxis sessions list\" lists them"
+	}
+	return err.Error()
 }
 
 func oneLineClip(s string, n int) string {

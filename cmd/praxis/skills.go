@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -26,27 +26,39 @@ first skill of a name wins.
                 problem with its file, field and rule; exit 1 if any is an error`
 
 func runSkills(ctx context.Context, args []string, io stdio) int {
-	sub := "list"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		sub, args = args[0], args[1:]
-	}
-	fs := newFlagSet("skills", "[list | show NAME | check [DIR...]] [flags]", skillsAbout, io)
-	ef := addEngineFlags(fs)
-	asJSON := fs.Bool("json", false, "list: print the skills' fields as JSON")
-	pos, code, ok := parseInterspersed(fs, args, io)
-	if !ok {
+	flags := newFlagSet("skills", "[list | show NAME | check [DIR...]] [flags]", skillsAbout, io)
+	ef := addEngineFlags(flags)
+	asJSON := flags.Bool("json", false, "list: print the skills' fields as JSON")
+	if code, ok := parseFlags(flags, args, io); !ok {
 		return code
+	}
+	sub, pos := "list", flags.Args()
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
 	}
 	switch {
 	case sub == "list" && len(pos) == 0, sub == "show" && len(pos) == 1, sub == "check":
+	case sub == "show":
+		return badArgs(flags, io, "show needs one skill name (\"praxis skills\" lists them)")
+	case sub == "list":
+		return badArgs(flags, io, "list takes no arguments, and was given %q", strings.Join(pos, " "))
 	default:
-		fs.Usage()
-		return exitUsage
+		return badArgs(flags, io, "has no subcommand %q (there are list, show NAME and check [DIR...])", sub)
 	}
 	var cat *skills.Catalog
 	if sub == "check" && len(pos) > 0 {
 		var roots []skills.Root
 		for _, d := range pos {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				what := "does not exist"
+				if err == nil {
+					what = "is not a directory"
+				} else if !errors.Is(err, os.ErrNotExist) {
+					what = "cannot be read"
+				}
+				fmt.Fprintf(io.err, "praxis skills check: %s %s; give a directory of skills\n", d, what)
+				return exitToolError
+			}
 			roots = append(roots, skills.Root{Dir: d, Origin: "command line", Explicit: true})
 		}
 		cat = skills.New(skills.Options{Roots: roots})
@@ -67,21 +79,6 @@ func runSkills(ctx context.Context, args []string, io stdio) int {
 		return skillsShow(ctx, cat, pos[0], io)
 	}
 	return skillsCheck(ctx, cat, io)
-}
-
-// parseInterspersed parses args with flags before, between and after the
-// positional arguments, which it returns.
-func parseInterspersed(fs *flag.FlagSet, args []string, io stdio) (pos []string, code int, ok bool) {
-	for {
-		if code, ok := parseFlags(fs, args, io); !ok {
-			return nil, code, false
-		}
-		if fs.NArg() == 0 {
-			return pos, 0, true
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 func skillsList(ctx context.Context, cat *skills.Catalog, asJSON bool, io stdio) int {

@@ -67,10 +67,10 @@ func TestSkillsCommand(t *testing.T) {
 			}, nil, nil},
 		{"check the search path", "", []string{"skills", "check", "--workspace", ws, "--skills-dir", good}, 0,
 			[]string{"2 skills usable, 0 errors"}, nil, nil},
-		{"check a missing directory", "", []string{"skills", "check", filepath.Join(bad, "nope")}, 0,
-			[]string{"warning: " + filepath.Join(bad, "nope") + ": the skills directory could not be read"}, nil, nil},
-		{"unknown subcommand", "", []string{"skills", "frob"}, 2, nil, []string{"Usage: praxis skills"}, nil},
-		{"show without a name", "", []string{"skills", "show"}, 2, nil, []string{"Usage: praxis skills"}, nil},
+		{"check a missing directory", "", []string{"skills", "check", filepath.Join(bad, "nope")}, 1,
+			nil, []string{filepath.Join(bad, "nope") + " does not exist"}, nil},
+		{"unknown subcommand", "", []string{"skills", "frob"}, 2, nil, []string{`no subcommand "frob"`}, nil},
+		{"show without a name", "", []string{"skills", "show"}, 2, nil, []string{"show needs one skill name"}, nil},
 		{"help", "", []string{"skills", "--help"}, 0, []string{"check [DIR]"}, nil, nil},
 	}
 	for _, tt := range tests {

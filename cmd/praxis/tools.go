@@ -17,8 +17,7 @@ func runTools(ctx context.Context, args []string, io stdio) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return exitUsage
+		return noArgs(fs, io)
 	}
 	eng := ef.open("tools", io)
 	if eng == nil {
