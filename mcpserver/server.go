@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -95,6 +96,8 @@ type Server struct {
 	def     *praxis.Engine // the default workspace's engine
 	release func()
 
+	versions []string // SupportedProtocolVersions
+
 	toolsMu     sync.Mutex
 	engineTools map[string]bool // the engine's tools, as mounted
 
@@ -118,7 +121,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open)}
+	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open), versions: SupportedProtocolVersions()}
 	def, release, err := s.engines.acquire(opts.Workspace)
 	if err != nil {
 		return nil, err
@@ -126,6 +129,11 @@ func New(opts Options) (*Server, error) {
 	s.def, s.release = def, release
 
 	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if c := connFromContext(ctx); c != nil {
+			c.version.Store(res.ProtocolVersion)
+		}
+	})
 	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.syncTools() })
 	if opts.Notes != nil || opts.Skills != nil {
 		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { s.refreshLists(ctx) })
@@ -143,6 +151,7 @@ func New(opts Options) (*Server, error) {
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
+		server.WithResourceHandlerMiddleware(notFoundMiddleware),
 		server.WithInstructions(instructions),
 	}
 	if opts.Notes != nil || opts.Skills != nil {
@@ -170,6 +179,12 @@ func New(opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// SupportedProtocolVersions returns the MCP protocol versions the server
+// speaks, newest first: the same on stdio and HTTP. Versions from
+// 2026-07-28 on are served without sessions (requests carry their version
+// in _meta); older ones negotiate theirs with initialize.
+func SupportedProtocolVersions() []string { return slices.Clone(mcp.ValidProtocolVersions) }
 
 // skillsListed reports whether the skills were listed once.
 func (s *Server) skillsListed() bool {
@@ -305,7 +320,7 @@ func toolResult(res praxis.Result) *mcp.CallToolResult {
 // engineFor returns the engine of the workspace the session in ctx works
 // in, and the function that releases it.
 func (s *Server) engineFor(ctx context.Context) (*praxis.Engine, func()) {
-	if c := connFromContext(ctx); c != nil && !s.opts.FixedWorkspace {
+	if c := connFromContext(ctx); c != nil && !s.opts.FixedWorkspace && !c.sessionless {
 		if eng, release := c.ws.engine(ctx, s, callFromContext(ctx)); eng != nil {
 			return eng, release
 		}
