@@ -155,6 +155,12 @@ type msg struct {
 
 func decodeMsg(t testing.TB, line []byte) msg {
 	t.Helper()
+	if len(line) > 0 && line[0] == '[' { // a batch's responses
+		if !json.Valid(line) {
+			t.Fatalf("server sent invalid JSON %q", line)
+		}
+		return msg{raw: string(line)}
+	}
 	var m msg
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("server sent invalid JSON %q: %v", line, err)

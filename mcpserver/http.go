@@ -534,7 +534,6 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout))
-	defer rc.SetReadDeadline(time.Time{})
 	size := 512
 	if r.ContentLength > 0 {
 		size = int(r.ContentLength) + 1 // one more to see the end
@@ -546,9 +545,11 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 		if errors.As(err, &tooBig) {
 			return tooLarge()
 		}
+		w.Header().Set("Connection", "close") // a client too slow or gone: no next request
 		httpError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "reading the request body: "+err.Error())
 		return nil, false
 	}
+	rc.SetReadDeadline(time.Time{})
 	return buf.Bytes(), true
 }
 
