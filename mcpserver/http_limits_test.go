@@ -210,7 +210,9 @@ func TestHTTPSessionRequestCap(t *testing.T) {
 	c.initialize()
 	done := make(chan *http.Response, 2)
 	for id := range 2 {
-		go func() { done <- c.post(mustJSON(request(10+id, "tools/call", callParams("block", map[string]any{}, nil)))) }()
+		go func() {
+			done <- c.post(mustJSON(request(10+id, "tools/call", callParams("block", map[string]any{}, nil))))
+		}()
 		<-started
 	}
 	resp := c.post(mustJSON(request(12, "ping", nil)))

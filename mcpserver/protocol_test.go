@@ -219,8 +219,8 @@ func TestBatches(t *testing.T) {
 			t.Fatalf("want one array, got %q", got)
 		}
 		var resps []struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
+			ID     json.RawMessage     `json:"id"`
+			Result json.RawMessage     `json:"result"`
 			Error  *struct{ Code int } `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(got[0]), &resps); err != nil {
