@@ -32,12 +32,12 @@ const (
 	kindResponse
 )
 
-// rawEnvelope is a message's members, undecoded, so that a member of the
-// wrong type is reported in the protocol's words rather than Go's.
+// rawEnvelope is a message's members as decoded; a member of the wrong
+// type is reported in the protocol's words rather than Go's.
 type rawEnvelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
+	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
+	Method  *string         `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
@@ -76,18 +76,25 @@ func decodeMessage(b []byte) (*envelope, *messageError) {
 		return nil, &messageError{Code: mcp.INVALID_REQUEST, Message: "invalid request: a JSON-RPC message is a JSON object"}
 	}
 	var raw rawEnvelope
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, parseError(b)
-	}
-	env := &envelope{}
+	err := json.Unmarshal(b, &raw)
 	invalid := func(msg string) (*envelope, *messageError) {
 		return nil, &messageError{ID: echoableID(raw.ID), Code: mcp.INVALID_REQUEST, Message: "invalid request: " + msg}
 	}
-	if string(raw.JSONRPC) != `"2.0"` {
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field == "method":
+		return invalid(`"method" must be a non-empty string`)
+	case errors.As(err, &typeErr) && typeErr.Field == "jsonrpc":
+		return invalid(`"jsonrpc" must be "2.0"`)
+	case err != nil:
+		return nil, parseError(b)
+	}
+	env := &envelope{}
+	if raw.JSONRPC != "2.0" {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
 	if raw.Method != nil {
-		if !isJSONString(raw.Method) || json.Unmarshal(raw.Method, &env.Method) != nil || env.Method == "" {
+		if env.Method = *raw.Method; env.Method == "" {
 			return invalid(`"method" must be a non-empty string`)
 		}
 		if raw.ID != nil {
@@ -144,8 +151,6 @@ func echoableID(id json.RawMessage) json.RawMessage {
 	}
 	return id
 }
-
-func isJSONString(b json.RawMessage) bool { return firstByte(b) == '"' }
 
 func firstByte(b json.RawMessage) byte {
 	if len(b) == 0 {

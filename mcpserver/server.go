@@ -9,9 +9,15 @@
 //   - notifications a call emits (progress, log messages) always reach the
 //     client before that call's response, on both transports;
 //   - a large tool result is encoded once, straight onto the wire;
+//   - only notifications/cancelled cancels a request, and no response is
+//     sent for a cancelled request;
 //   - the HTTP endpoint checks Origin and Host, requires a bearer token off
 //     loopback, keeps stateful sessions with random IDs, expires idle ones,
-//     bounds their number and the size of request bodies.
+//     bounds their number, their requests in flight, the size of request
+//     bodies and the time to send them;
+//   - an HTTP call outlives its connection: its event stream's events carry
+//     IDs and a session keeps them, so a client that reconnects with
+//     Last-Event-ID gets what it missed.
 //
 // MCP types do not leave this package: callers hand it an engine opener and
 // small interfaces for notes and skills, and get back a Server with Serve

@@ -77,7 +77,8 @@ type reply struct {
 }
 
 func newConn(ctx context.Context, s *Server, id string, out sink) *conn {
-	ctx, end := context.WithCancel(ctx)
+	// server/discover reports the versions the transports accept.
+	ctx, end := context.WithCancel(server.WithSupportedProtocolVersions(ctx, s.versions))
 	return &conn{srv: s, id: id, ctx: ctx, end: end, out: out, pending: make(map[int64]chan reply), ws: newSessionWorkspace()}
 }
 
@@ -445,7 +446,6 @@ func (s *Server) handle(ctx context.Context, env *envelope, raw []byte) (resp mc
 			resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p), nil)
 		}
 	}()
-	ctx = server.WithSupportedProtocolVersions(ctx, s.versions)
 	return s.mcp.HandleMessage(ctx, raw)
 }
 

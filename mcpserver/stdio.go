@@ -17,9 +17,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// DefaultMaxMessageBytes is the default bound on one incoming message, on
-// either transport: large enough for a write_file of the largest file
-// read_file accepts, escaped.
+// DefaultMaxMessageBytes is the default bound on one incoming stdio line:
+// large enough for a write_file of the largest file read_file accepts,
+// escaped. HTTP bodies have their own, smaller default
+// (DefaultMaxBodyBytes), as HTTP serves many clients at once.
 const DefaultMaxMessageBytes = 96 << 20
 
 // StdioOptions configure ServeStdio.
