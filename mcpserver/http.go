@@ -534,9 +534,11 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout))
+	// Grown as bytes arrive, from at most 64 KiB: a length announced but
+	// not sent costs nothing.
 	size := 512
 	if r.ContentLength > 0 {
-		size = int(r.ContentLength) + 1 // one more to see the end
+		size = int(min(r.ContentLength+1, 64<<10)) // one more to see the end
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
