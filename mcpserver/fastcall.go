@@ -76,14 +76,16 @@ func (c *conn) cancelInflight(params json.RawMessage) {
 	if e, ok := c.inflight.LoadAndDelete(compact.String()); ok {
 		e := e.(*inflightCall)
 		e.cancelled.Store(true)
-		e.cancel()
+		if e.cancel != nil {
+			e.cancel()
+		}
 	}
 }
 
-// inflightCall is a request being served, cancellable by its id.
+// inflightCall is a request being served, known by its id.
 type inflightCall struct {
-	cancel    context.CancelFunc
-	cancelled atomic.Bool // by the client: no response is sent
+	cancel    context.CancelFunc // nil for requests mcp-go cancels itself
+	cancelled atomic.Bool        // by the client: no response is sent
 }
 
 // isEngineTool reports whether name is one of the engine's tools, as

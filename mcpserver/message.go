@@ -37,7 +37,7 @@ const (
 type rawEnvelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
+	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
@@ -93,10 +93,8 @@ func decodeMessage(b []byte) (*envelope, *messageError) {
 	if raw.JSONRPC != "2.0" {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
-	if raw.Method != nil {
-		if env.Method = *raw.Method; env.Method == "" {
-			return invalid(`"method" must be a non-empty string`)
-		}
+	if raw.Method != "" { // an empty or null method is no method
+		env.Method = raw.Method
 		if raw.ID != nil {
 			if err := checkID(raw.ID); err != "" {
 				return invalid(err)

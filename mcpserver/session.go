@@ -411,12 +411,19 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, ra
 		return nil
 	}
 	cl := newCall(c, out)
-	ctx, cancel := context.WithCancel(s.mcp.WithContext(ctx, cl))
-	defer cancel()
+	ctx = s.mcp.WithContext(ctx, cl)
 	var entry *inflightCall
 	if env.Method != string(mcp.MethodInitialize) { // initialize cannot be cancelled
+		// mcp-go cancels the requests it serves itself; the server's own
+		// tool calls get a context cancelInflight cancels.
 		key := string(env.ID)
-		entry = &inflightCall{cancel: cancel}
+		entry = &inflightCall{}
+		if env.Method == string(mcp.MethodToolsCall) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			entry.cancel = cancel
+		}
 		c.inflight.Store(key, entry)
 		defer c.inflight.CompareAndDelete(key, entry)
 	}
