@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server mode) against Praxis:
-#   http   praxis serve --http=127.0.0.1:PORT --conformance-fixtures
-#   stdio  praxis serve --conformance-fixtures, reached through
-#          conformance/stdiobridge (one server process per HTTP session)
+# Runs the official MCP conformance suite (server mode) against Praxis's
+# server with the fixtures the suite calls (conformance/cmd/fixture-server,
+# which mounts them on mcpserver next to the engine's tools):
+#   http   fixture-server -http 127.0.0.1:PORT
+#   stdio  fixture-server, reached through conformance/stdiobridge (one
+#          server process per HTTP session)
 #
 # Usage: conformance/run-suite.sh [-n RUNS] [-t http|stdio|both] [-s SCENARIO] [-k]
 #   -n RUNS      run the whole suite RUNS times in a row on each transport (default 1)
@@ -60,8 +62,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== building praxis and the stdio bridge"
-go build -o "$work/bin/praxis" ./cmd/praxis
+echo "== building the fixture server and the stdio bridge"
+go build -o "$work/bin/fixture-server" ./conformance/cmd/fixture-server
 go build -o "$work/bin/stdiobridge" ./conformance/stdiobridge
 mkdir -p "$work/ws"
 
@@ -95,14 +97,14 @@ start_server() {
 	if [ "$t" = http ]; then
 		local port
 		port=$(free_port)
-		"$work/bin/praxis" serve --http="127.0.0.1:$port" --conformance-fixtures --workspace "$work/ws" 2>"$log" &
+		"$work/bin/fixture-server" -http "127.0.0.1:$port" -workspace "$work/ws" 2>"$log" &
 		server_pid=$!
 		url="http://127.0.0.1:$port/mcp"
-		wait_port "$port" "$server_pid" || { echo "praxis serve --http did not start:"; cat "$log"; return 1; }
+		wait_port "$port" "$server_pid" || { echo "fixture-server -http did not start:"; cat "$log"; return 1; }
 	else
 		rm -f "$work/bridge.url"
 		"$work/bin/stdiobridge" -url-file "$work/bridge.url" -- \
-			"$work/bin/praxis" serve --conformance-fixtures --workspace "$work/ws" 2>"$log" &
+			"$work/bin/fixture-server" -workspace "$work/ws" 2>"$log" &
 		server_pid=$!
 		for _ in $(seq 200); do [ -s "$work/bridge.url" ] && break; sleep 0.05; done
 		[ -s "$work/bridge.url" ] || { echo "stdiobridge did not start:"; cat "$log"; return 1; }

@@ -58,16 +58,22 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		wg      sync.WaitGroup
 	)
 	handle := func(line []byte) {
-		var env envelope
-		if err := json.Unmarshal(line, &env); err != nil {
-			f.out.send(errorFunc(nil, mcp.PARSE_ERROR, "parse error: "+err.Error()))
+		if isBatch(line) {
+			// The server judges batches by the session's protocol version;
+			// its answer, an error included, goes back as it is.
+			f.post(&envelope{kind: kindInvalid}, line)
 			return
 		}
-		if env.kind() != kindRequest || env.Method == string(mcp.MethodInitialize) {
+		env, bad := decodeMessage(line)
+		if bad != nil {
+			f.out.send(bad.response())
+			return
+		}
+		if env.kind != kindRequest || env.Method == string(mcp.MethodInitialize) {
 			// initialize, notifications and responses go in order: the
 			// session must exist before anything else, and a cancellation
 			// must not overtake what it cancels.
-			f.post(&env, line)
+			f.post(env, line)
 			return
 		}
 		mu.Lock()
@@ -78,7 +84,7 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.post(&env, line)
+			f.post(env, line)
 		}()
 	}
 	readErr := make(chan error, 1)
@@ -168,6 +174,10 @@ func (f *forwarder) post(env *envelope, body []byte) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
+		if env.kind == kindInvalid {
+			f.relayResponse(resp, env) // a batch: the server's error is its answer
+			return
+		}
 		f.fail(env, statusMessage(f.url, resp))
 		return
 	}
@@ -303,7 +313,7 @@ func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
 
 func (f *forwarder) fail(env *envelope, msg string) {
 	f.opts.Logger.Warn("connect: "+msg, "method", env.Method)
-	if env.kind() == kindRequest {
+	if env.kind == kindRequest {
 		f.out.send(errorFunc(env.ID, mcp.INTERNAL_ERROR, msg))
 	}
 }

@@ -48,10 +48,10 @@ func responseFunc(id json.RawMessage, resp mcp.JSONRPCMessage) writeFunc {
 			err = writeResult(w, r.Result)
 		case mcp.JSONRPCError:
 			w.WriteString(`,"error":`)
-			err = writeJSON(w, r.Error)
+			err = writeError(w, r.Error)
 		case *mcp.JSONRPCError:
 			w.WriteString(`,"error":`)
-			err = writeJSON(w, r.Error)
+			err = writeError(w, r.Error)
 		default:
 			w.WriteString(`,"error":{"code":-32603,"message":"unexpected response type"}`)
 		}
@@ -60,6 +60,13 @@ func responseFunc(id json.RawMessage, resp mcp.JSONRPCMessage) writeFunc {
 		}
 		return w.WriteByte('}')
 	}
+}
+
+// writeError writes an error response's error, its message in the
+// protocol's words (see protocolText).
+func writeError(w *bufio.Writer, e mcp.JSONRPCErrorDetails) error {
+	e.Message = protocolText(e.Message)
+	return writeJSON(w, e)
 }
 
 func writeResult(w *bufio.Writer, result any) error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -26,46 +28,40 @@ type toolCallParams struct {
 // an unknown one, a task-augmented call, metadata other than a progress
 // token), which then goes through mcp-go as usual. The result is the same
 // on the wire either way; tests hold the two paths to that.
-func (s *Server) fastToolCall(ctx context.Context, cl *call, env *envelope) (writeFunc, bool) {
+func (s *Server) fastToolCall(ctx context.Context, cl *call, env *envelope) writeFunc {
 	var p toolCallParams
 	if len(env.Params) == 0 || json.Unmarshal(env.Params, &p) != nil || len(p.Task) > 0 || !s.isEngineTool(p.Name) {
-		return nil, false
+		return nil
 	}
 	var token json.RawMessage
 	for k, v := range p.Meta {
-		if k != "progressToken" {
-			return nil, false
+		if k != "progressToken" || !utf8.Valid(v) {
+			return nil // a token that is not UTF-8 is not sent back as it came
 		}
 		token = v
 	}
 	eng, release := s.engineFor(ctx)
 	defer release()
 	if _, ok := eng.Catalog().Lookup(p.Name); !ok {
-		return nil, false
+		return nil
 	}
 	args := p.Arguments
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	key, entry := string(env.ID), &inflightCall{cancel}
-	cl.conn.inflight.Store(key, entry)
-	defer cl.conn.inflight.CompareAndDelete(key, entry)
-
 	if len(token) > 0 && !bytes.Equal(token, []byte("null")) {
 		ctx = withProgress(ctx, cl, token)
 	}
 	res, err := eng.Catalog().Call(ctx, p.Name, args)
 	if err != nil {
-		return errorFunc(env.ID, mcp.INVALID_PARAMS, err.Error()), true
+		return errorFunc(env.ID, mcp.INVALID_PARAMS, err.Error())
 	}
-	return responseFunc(env.ID, mcp.NewJSONRPCResultResponse(mcp.NewRequestId(nil), toolResult(res))), true
+	return responseFunc(env.ID, mcp.NewJSONRPCResultResponse(mcp.NewRequestId(nil), toolResult(res)))
 }
 
-// cancelInflight cancels the request a notifications/cancelled names, if
-// the server runs it itself.
+// cancelInflight cancels the request a notifications/cancelled names and
+// marks it so that no response is sent for it.
 func (c *conn) cancelInflight(params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -78,12 +74,19 @@ func (c *conn) cancelInflight(params json.RawMessage) {
 		return
 	}
 	if e, ok := c.inflight.LoadAndDelete(compact.String()); ok {
-		e.(*inflightCall).cancel()
+		e := e.(*inflightCall)
+		e.cancelled.Store(true)
+		if e.cancel != nil {
+			e.cancel()
+		}
 	}
 }
 
-// inflightCall is a call the server runs itself, cancellable by id.
-type inflightCall struct{ cancel context.CancelFunc }
+// inflightCall is a request being served, known by its id.
+type inflightCall struct {
+	cancel    context.CancelFunc // nil for requests mcp-go cancels itself
+	cancelled atomic.Bool        // by the client: no response is sent
+}
 
 // isEngineTool reports whether name is one of the engine's tools, as
 // mounted.

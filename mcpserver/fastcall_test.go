@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,14 +26,14 @@ func TestFastToolCallMatchesMCPGo(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"steps","arguments":{"n":2},"_meta":{"progressToken":"t"}}}`,
 		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"b.txt","content":"x\n"}}}`,
 	} {
-		var env envelope
-		if err := json.Unmarshal([]byte(line), &env); err != nil {
-			t.Fatal(err)
+		env, bad := decodeMessage([]byte(line))
+		if bad != nil {
+			t.Fatal(bad)
 		}
 		cl := newCall(c, discard{})
 		ctx := s.mcp.WithContext(c.ctx, cl)
-		fast, ok := s.fastToolCall(ctx, cl, &env)
-		if !ok {
+		fast := s.fastToolCall(ctx, cl, env)
+		if fast == nil {
 			t.Fatalf("%s: not served by the fast path", line)
 		}
 		os.Remove(filepath.Join(dir, "b.txt")) // write_file: both paths create it
@@ -50,11 +49,11 @@ func TestFastToolCallMatchesMCPGo(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps","arguments":{},"task":{"ttl":1000}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"other":1}}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"steps\",\"arguments\":{},\"_meta\":{\"progressToken\":\"\xff\"}}}",
 	} {
-		var env envelope
-		json.Unmarshal([]byte(line), &env)
+		env, _ := decodeMessage([]byte(line))
 		cl := newCall(c, discard{})
-		if _, ok := s.fastToolCall(s.mcp.WithContext(c.ctx, cl), cl, &env); ok {
+		if s.fastToolCall(s.mcp.WithContext(c.ctx, cl), cl, env) != nil {
 			t.Errorf("%s: served by the fast path", line)
 		}
 	}

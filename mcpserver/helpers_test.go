@@ -19,9 +19,10 @@ import (
 	"github.com/praxis-tools/praxis/praxis"
 )
 
-// testTools are engine tools the tests add to every engine they open.
-func testTools(t testing.TB, started chan<- string) []praxis.Tool {
-	obj := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"size":{"type":"integer"}},"additionalProperties":false}`)
+// testTools are engine tools the tests add to every engine they open on
+// dir.
+func testTools(t testing.TB, started chan<- string, dir string) []praxis.Tool {
+	obj := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"size":{"type":"integer"},"path":{"type":"string"}},"additionalProperties":false}`)
 	ann := praxis.Annotations{ReadOnly: true, Idempotent: true}
 	return []praxis.Tool{
 		{
@@ -33,6 +34,31 @@ func testTools(t testing.TB, started chan<- string) []praxis.Tool {
 					praxis.ReportProgress(ctx, float64(i), float64(a.N), fmt.Sprintf("step %d", i))
 				}
 				return praxis.Result{Text: fmt.Sprintf("%d steps", a.N)}, nil
+			},
+		},
+		{
+			Name: "gate", Description: "Waits until the file path exists in the workspace, or until cancelled.", InputSchema: obj, Annotations: ann,
+			Handler: func(ctx context.Context, args json.RawMessage) (praxis.Result, error) {
+				var a struct{ Path string }
+				json.Unmarshal(args, &a)
+				if started != nil {
+					started <- "gate"
+				}
+				tick := time.NewTicker(5 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					if _, err := os.Stat(filepath.Join(dir, a.Path)); err == nil {
+						return praxis.Result{Text: "released " + a.Path}, nil
+					}
+					select {
+					case <-ctx.Done():
+						if started != nil {
+							started <- "cancelled"
+						}
+						return praxis.Result{}, praxis.Errorf(praxis.ECancelled, "gate: %v", ctx.Err())
+					case <-tick.C:
+					}
+				}
 			},
 		},
 		{
@@ -86,7 +112,7 @@ func newTestServer(t testing.TB, opts Options, started chan<- string) (*Server, 
 		if err != nil {
 			return nil, err
 		}
-		for _, tool := range testTools(t, started) {
+		for _, tool := range testTools(t, started, d) {
 			if err := eng.Catalog().Add(tool); err != nil {
 				return nil, err
 			}
@@ -129,6 +155,12 @@ type msg struct {
 
 func decodeMsg(t testing.TB, line []byte) msg {
 	t.Helper()
+	if len(line) > 0 && line[0] == '[' { // a batch's responses
+		if !json.Valid(line) {
+			t.Fatalf("server sent invalid JSON %q", line)
+		}
+		return msg{raw: string(line)}
+	}
 	var m msg
 	if err := json.Unmarshal(line, &m); err != nil {
 		t.Fatalf("server sent invalid JSON %q: %v", line, err)
@@ -246,6 +278,23 @@ func (c *stdioClient) recv() msg {
 		c.t.Fatal("timed out waiting for a message")
 	}
 	return msg{}
+}
+
+// drain closes the client's input, waits for ServeStdio to return (the
+// calls in flight answer first) and returns the messages not read yet.
+func (c *stdioClient) drain() []msg {
+	c.t.Helper()
+	c.in.Close()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		c.t.Fatal("ServeStdio did not return at EOF")
+	}
+	var rest []msg
+	for m := range c.msgs {
+		rest = append(rest, m)
+	}
+	return rest
 }
 
 // response reads messages until the response with id, returning the

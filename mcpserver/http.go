@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -29,11 +28,17 @@ import (
 // Defaults of HTTPOptions.
 const (
 	// DefaultHTTPAddr is where "praxis serve --http" listens.
-	DefaultHTTPAddr    = "127.0.0.1:8765"
-	DefaultMaxSessions = 64
-	DefaultSessionIdle = 30 * time.Minute
-	DefaultKeepAlive   = 25 * time.Second
-	DefaultPath        = "/mcp"
+	DefaultHTTPAddr           = "127.0.0.1:8765"
+	DefaultMaxSessions        = 64
+	DefaultSessionIdle        = 30 * time.Minute
+	DefaultKeepAlive          = 25 * time.Second
+	DefaultPath               = "/mcp"
+	DefaultMaxBodyBytes       = 4 << 20
+	DefaultMaxSessionRequests = 16
+	DefaultReadHeaderTimeout  = 10 * time.Second
+	DefaultReadBodyTimeout    = 30 * time.Second
+	DefaultIdleTimeout        = 2 * time.Minute
+	DefaultStreamAfter        = time.Second
 )
 
 // ErrTokenRequired is returned when HTTP would be served on a non-loopback
@@ -57,9 +62,32 @@ type HTTPOptions struct {
 	// SessionIdle ends sessions that had no request and no open stream for
 	// this long. Default DefaultSessionIdle.
 	SessionIdle time.Duration
-	// MaxBodyBytes bounds a request body; a larger one gets 413. Default
-	// DefaultMaxMessageBytes.
+	// MaxBodyBytes bounds a request body; a larger one gets 413. The body
+	// is counted as it is read and never buffered past the bound. Default
+	// DefaultMaxBodyBytes.
 	MaxBodyBytes int
+	// MaxSessionRequests bounds the requests one session has in flight; a
+	// request over it gets 429. Notifications and responses to the
+	// server's requests are not counted. Default DefaultMaxSessionRequests.
+	MaxSessionRequests int
+	// ReadHeaderTimeout is how long a client may take to send a request's
+	// headers; IdleTimeout how long a kept-alive connection may wait for
+	// the next request (both applied by ServeStreamableHTTP);
+	// ReadBodyTimeout how long a client may take to send a request's body.
+	// Defaults DefaultReadHeaderTimeout, DefaultIdleTimeout,
+	// DefaultReadBodyTimeout.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	ReadBodyTimeout   time.Duration
+	// ReplayBytes is the size of each session's event store: the events of
+	// its streams a client that lost a connection can fetch again with GET
+	// and Last-Event-ID. Default DefaultReplayBytes.
+	ReplayBytes int
+	// StreamAfter is how long a request of a session on protocol
+	// 2025-11-25 or later may run before its response becomes an event
+	// stream, primed with an event ID so that the client can resume it if
+	// the connection drops. Default DefaultStreamAfter.
+	StreamAfter time.Duration
 	// KeepAlive is the interval of comment lines on idle event streams.
 	// Default DefaultKeepAlive.
 	KeepAlive time.Duration
@@ -69,12 +97,6 @@ type HTTPOptions struct {
 	// names a loopback host (DNS-rebinding protection). ServeStreamableHTTP
 	// sets it when the listener is on a loopback address.
 	Loopback bool
-}
-
-// supportedVersions are the protocol versions the transport accepts in the
-// MCP-Protocol-Version header.
-var supportedVersions = []string{
-	mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326, mcp.ProtocolVersion20241105,
 }
 
 // HTTPHandler serves MCP's streamable HTTP transport. Close ends its
@@ -97,10 +119,14 @@ type HTTPHandler struct {
 // transport tracks of it.
 type httpSession struct {
 	*conn
-	last   atomic.Int64 // unix nanoseconds of the last activity
-	busy   atomic.Int32 // requests and streams in flight
-	getMu  sync.Mutex
-	getOne bool // a standalone GET stream is open
+	last     atomic.Int64 // unix nanoseconds of the last activity
+	busy     atomic.Int32 // requests and streams in flight
+	requests atomic.Int32 // requests in flight
+	events   *eventStore
+
+	getMu      sync.Mutex
+	getOne     bool    // a standalone GET stream is connected
+	standalone *stream // the standalone stream, once a GET opened one
 }
 
 func (s *httpSession) enter() { s.busy.Add(1); s.last.Store(time.Now().UnixNano()) }
@@ -116,7 +142,25 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 		opts.SessionIdle = DefaultSessionIdle
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxMessageBytes
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxSessionRequests <= 0 {
+		opts.MaxSessionRequests = DefaultMaxSessionRequests
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.ReadBodyTimeout <= 0 {
+		opts.ReadBodyTimeout = DefaultReadBodyTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.ReplayBytes <= 0 {
+		opts.ReplayBytes = DefaultReplayBytes
+	}
+	if opts.StreamAfter <= 0 {
+		opts.StreamAfter = DefaultStreamAfter
 	}
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultKeepAlive
@@ -149,8 +193,8 @@ func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts 
 	h := s.NewHTTPHandler(opts)
 	hs := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: h.opts.ReadHeaderTimeout,
+		IdleTimeout:       h.opts.IdleTimeout,
 	}
 	s.log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+h.opts.Path, "workspace", s.Workspace())
 	errc := make(chan error, 1)
@@ -359,7 +403,7 @@ func (h *HTTPHandler) newSession() (*httpSession, error) {
 	if len(h.sessions) >= h.opts.MaxSessions && !h.evictIdleLocked() {
 		return nil, errTooManySessions
 	}
-	s := &httpSession{conn: newConn(h.ctx, h.srv, hex.EncodeToString(b[:]), discard{})}
+	s := &httpSession{conn: newConn(h.ctx, h.srv, hex.EncodeToString(b[:]), discard{}), events: newEventStore(h.opts.ReplayBytes)}
 	s.last.Store(time.Now().UnixNano())
 	if err := s.register(); err != nil {
 		return nil, err
@@ -408,38 +452,29 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotAcceptable, mcp.INVALID_REQUEST, "not acceptable: the client must accept application/json and text/event-stream")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.opts.MaxBodyBytes)))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, mcp.INVALID_REQUEST, fmt.Sprintf("request body over the limit of %d bytes", h.opts.MaxBodyBytes))
-			return
-		}
-		httpError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "reading the request body: "+err.Error())
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported")
+	if isBatch(body) {
+		h.postBatch(w, r, body)
 		return
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		httpError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "parse error: "+err.Error())
+	env, bad := decodeMessage(body)
+	if bad != nil {
+		messageHTTPError(w, bad)
 		return
 	}
-	k := env.kind()
-	if k == kindInvalid || env.JSONRPC != mcp.JSONRPC_VERSION {
-		httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 request, notification or response")
+	if version, modern, err := h.requestEra(r, env); modern {
+		h.postModern(w, r, env, body, version, err)
 		return
-	}
-	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(supportedVersions, v) {
-		httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "unsupported MCP-Protocol-Version "+v+"; supported: "+strings.Join(supportedVersions, ", "))
+	} else if err != nil {
+		messageHTTPError(w, err)
 		return
 	}
 
 	var s *httpSession
-	if k == kindRequest && env.Method == string(mcp.MethodInitialize) {
+	if env.kind == kindRequest && env.Method == string(mcp.MethodInitialize) {
 		if r.Header.Get("Mcp-Session-Id") != "" {
 			httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "bad request: initialize opens a new session and must not carry Mcp-Session-Id")
 			return
@@ -455,27 +490,247 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
 
-	switch k {
+	switch env.kind {
 	case kindResponse:
-		if !s.deliver(&env) {
+		if !s.deliver(env) {
 			h.srv.log.Debug("http: response to no pending request", "session", s.id, "id", string(env.ID))
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case kindNotification:
-		h.srv.serve(s.ctx, s.conn, discard{}, &env, body)
+		h.srv.serve(s.ctx, s.conn, discard{}, env, body)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-
-	// A request: its notifications and server-to-client requests upgrade
-	// the response to an event stream; otherwise it is plain JSON.
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stopAfter := context.AfterFunc(s.ctx, cancel) // the session ended
-	defer stopAfter()
+	if !h.admit(w, s, 1) {
+		return
+	}
+	defer s.requests.Add(-1)
+	// The call runs in the session's context, not the request's: a client
+	// that goes away does not cancel it (notifications/cancelled does).
+	// Its events stay in the session's store for the client to resume.
 	w.Header().Set("Mcp-Session-Id", s.id)
-	ps := &postStream{w: w, rc: http.NewResponseController(w)}
+	ps := h.newPostStream(w, r, s.events, s.negotiated())
+	resp := h.srv.serve(s.ctx, s.conn, ps, env, body)
+	ps.respond(resp)
+	h.releasePostStream(ps)
+	if env.Method == string(mcp.MethodInitialize) && !s.Initialized() {
+		h.endSession(s) // initialize failed: the session never existed
+	}
+}
+
+// readBody reads a request's body, at most MaxBodyBytes of it, within
+// ReadBodyTimeout. It answers the request itself when it fails.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	max := int64(h.opts.MaxBodyBytes)
+	tooLarge := func() ([]byte, bool) {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+		httpError(w, http.StatusRequestEntityTooLarge, mcp.INVALID_REQUEST,
+			fmt.Sprintf("request body over the limit of %d bytes (praxis serve --max-body)", max))
+		return nil, false
+	}
+	if r.ContentLength > max {
+		return tooLarge()
+	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout))
+	// Grown as bytes arrive, from at most 64 KiB: a length announced but
+	// not sent costs nothing.
+	size := 512
+	if r.ContentLength > 0 {
+		size = int(min(r.ContentLength+1, 64<<10)) // one more to see the end
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return tooLarge()
+		}
+		w.Header().Set("Connection", "close") // a client too slow or gone: no next request
+		httpError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "reading the request body: "+err.Error())
+		return nil, false
+	}
+	rc.SetReadDeadline(time.Time{})
+	return buf.Bytes(), true
+}
+
+// admit counts n requests of s in flight, or answers 429 when they would
+// exceed MaxSessionRequests.
+func (h *HTTPHandler) admit(w http.ResponseWriter, s *httpSession, n int32) bool {
+	if s.requests.Add(n) > int32(h.opts.MaxSessionRequests) {
+		s.requests.Add(-n)
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusTooManyRequests, mcp.INVALID_REQUEST,
+			fmt.Sprintf("too many requests: the session already has %d in flight", h.opts.MaxSessionRequests))
+		return false
+	}
+	return true
+}
+
+// requestEra tells a request of protocol 2026-07-28 or later, which is
+// served without a session, from one of an initialized session, and
+// checks the protocol version the request names against the versions the
+// server speaks. version is the modern request's version.
+func (h *HTTPHandler) requestEra(r *http.Request, env *envelope) (version string, modern bool, err *messageError) {
+	header := r.Header.Get("MCP-Protocol-Version")
+	meta := metaProtocolVersion(env.Params)
+	if !mcp.IsModernProtocol(header) && !mcp.IsModernProtocol(meta) {
+		if header != "" && !slices.Contains(h.srv.versions, header) {
+			return "", false, &messageError{ID: echoableID(env.ID), Code: mcp.INVALID_REQUEST,
+				Message: "unsupported MCP-Protocol-Version " + header + "; supported: " + strings.Join(h.srv.versions, ", ")}
+		}
+		return "", false, nil
+	}
+	bad := func(code int, msg string) (string, bool, *messageError) {
+		return "", true, &messageError{ID: echoableID(env.ID), Code: code, Message: msg}
+	}
+	switch {
+	case header == "":
+		return bad(mcp.HEADER_MISMATCH, "the MCP-Protocol-Version header is required with a _meta protocol version")
+	case meta == "":
+		return bad(mcp.INVALID_PARAMS, "missing _meta "+mcp.MetaKeyProtocolVersion)
+	case header != meta:
+		return bad(mcp.HEADER_MISMATCH, "the MCP-Protocol-Version header "+header+" does not match _meta "+mcp.MetaKeyProtocolVersion+" "+meta)
+	case !slices.Contains(h.srv.versions, meta):
+		return bad(mcp.UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version "+meta+"; supported: "+strings.Join(h.srv.versions, ", "))
+	case r.Header.Get("Last-Event-ID") != "":
+		return bad(mcp.HEADER_MISMATCH, "Last-Event-ID is not part of protocol version "+meta+": its streams are not resumable")
+	}
+	if e := mcp.ValidateStandardHeaders(r.Header.Get, meta, mcp.MCPMethod(env.Method), env.Params); e != nil {
+		return bad(mcp.HEADER_MISMATCH, e.Error())
+	}
+	return meta, true, nil
+}
+
+// metaProtocolVersion returns the protocol version a request's _meta
+// names, if any.
+func metaProtocolVersion(params json.RawMessage) string {
+	if !bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) {
+		return ""
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	var v string
+	json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v
+}
+
+// postModern serves a message of protocol 2026-07-28 or later: without a
+// session, each request on a connection of its own.
+func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, env *envelope, body []byte, version string, bad *messageError) {
+	if bad != nil {
+		messageHTTPError(w, bad)
+		return
+	}
+	c := newConn(h.ctx, h.srv, "", discard{})
+	c.sessionless = true
+	defer c.end()
+	switch env.kind {
+	case kindResponse:
+		httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "invalid request: protocol version "+version+" has no requests from the server to answer")
+		return
+	case kindNotification:
+		h.srv.serve(c.ctx, c, discard{}, env, body)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ps := h.newPostStream(w, r, newEventStore(0), version)
+	ps.respond(h.srv.serve(c.ctx, c, ps, env, body))
+	h.releasePostStream(ps)
+}
+
+// postBatch serves a JSON-RPC batch, if the session's protocol version
+// has them: its responses and notifications in order, its requests
+// concurrently, their responses as one array.
+func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	if mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) {
+		messageHTTPError(w, batchRefusal(r.Header.Get("MCP-Protocol-Version")))
+		return
+	}
+	var s *httpSession
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		messageHTTPError(w, batchRefusal(""))
+		return
+	}
+	if s = h.session(w, r); s == nil {
+		return
+	}
+	if v := s.negotiated(); !batchesAllowed(v) {
+		messageHTTPError(w, batchRefusal(v))
+		return
+	}
+	items, bad := decodeBatch(body)
+	if bad != nil {
+		messageHTTPError(w, bad)
+		return
+	}
+	s.enter()
+	defer s.leave()
+	var reqs []*envelope
+	var raws [][]byte
+	var resps []writeFunc
+	for _, item := range items {
+		env, bad := decodeMessage(item)
+		switch {
+		case bad != nil:
+			resps = append(resps, bad.response())
+		case env.kind == kindRequest && env.Method == string(mcp.MethodInitialize):
+			resps = append(resps, errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: initialize must not be part of a batch"))
+		case env.kind == kindRequest:
+			reqs, raws = append(reqs, env), append(raws, item)
+		case env.kind == kindResponse:
+			s.deliver(env)
+		default:
+			h.srv.serve(s.ctx, s.conn, discard{}, env, item)
+		}
+	}
+	if len(reqs) == 0 && len(resps) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if !h.admit(w, s, int32(len(reqs))) {
+		return
+	}
+	defer s.requests.Add(-int32(len(reqs)))
+	w.Header().Set("Mcp-Session-Id", s.id)
+	ps := h.newPostStream(w, r, s.events, s.negotiated())
+	resps = append(resps, serveAll(func(i int) writeFunc {
+		return h.srv.serve(s.ctx, s.conn, ps, reqs[i], raws[i])
+	}, len(reqs))...)
+	if len(resps) > 0 {
+		ps.respond(joinResponses(resps))
+	} else {
+		ps.respond(nil)
+	}
+	h.releasePostStream(ps)
+}
+
+// postStream is the response to one POST: plain JSON, or an event stream
+// once something has to be sent before the response, or once the request
+// has run for StreamAfter.
+type postStream struct {
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	body   jsonBody
+	bw     *bufio.Writer // over body
+	store  *eventStore
+	st     *stream // once an event stream
+	ew     *eventWriter
+	done   bool
+	timer  *time.Timer
+	cancel func() bool // stops watching the client's connection
+}
+
+// newPostStream prepares the response to a request on w. A request of a
+// session on protocol 2025-11-25 or later whose client accepts event
+// streams becomes one, primed, after StreamAfter.
+func (h *HTTPHandler) newPostStream(w http.ResponseWriter, r *http.Request, store *eventStore, version string) *postStream {
+	ps := &postStream{w: w, store: store}
 	ps.body.w = w
 	bw, _ := h.writers.Get().(*bufio.Writer)
 	if bw == nil {
@@ -483,27 +738,56 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	bw.Reset(&ps.body)
 	ps.bw = bw
-	resp := h.srv.serve(ctx, s.conn, ps, &env, body)
-	if err := ps.respond(resp); err != nil {
-		h.srv.log.Debug("http: writing a response", "session", s.id, "err", err)
+	if store.max > 0 && version >= mcp.ProtocolVersion20251125 && !mcp.IsModernProtocol(version) && acceptsExplicitly(r, "text/event-stream") {
+		ps.timer = time.AfterFunc(h.opts.StreamAfter, ps.primeStream)
 	}
-	bw.Reset(nil)
-	h.writers.Put(bw)
-	if env.Method == string(mcp.MethodInitialize) && !s.Initialized() {
-		h.endSession(s) // initialize failed: the session never existed
+	ps.cancel = context.AfterFunc(r.Context(), ps.clientGone)
+	return ps
+}
+
+func (h *HTTPHandler) releasePostStream(ps *postStream) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.cancel()
+	if ps.timer != nil {
+		ps.timer.Stop()
+	}
+	ps.bw.Reset(nil)
+	h.writers.Put(ps.bw)
+	ps.bw = nil
+}
+
+// clientGone detaches the stream from the connection the client closed;
+// its events keep going to the store.
+func (ps *postStream) clientGone() {
+	ps.mu.Lock()
+	st, ew := ps.st, ps.ew
+	ps.mu.Unlock()
+	if st != nil {
+		st.detach(ew)
 	}
 }
 
-// postStream is the response to one POST: plain JSON, or an event stream
-// once something has to be sent before the response.
-type postStream struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	body jsonBody
-	bw   *bufio.Writer // over body
-	sse  bool
-	done bool
+// primeStream turns a response still running into an event stream whose
+// first event gives the client an ID to resume from.
+func (ps *postStream) primeStream() {
+	ps.mu.Lock()
+	if ps.done || ps.st != nil {
+		ps.mu.Unlock()
+		return
+	}
+	st := ps.upgradeLocked()
+	ps.mu.Unlock()
+	st.prime()
+}
+
+func (ps *postStream) upgradeLocked() *stream {
+	ps.body.started = true
+	startEventStream(ps.w)
+	ps.ew = newEventWriter(ps.w, ps.bw)
+	ps.st = ps.store.open()
+	ps.st.w = ps.ew
+	return ps.st
 }
 
 // jsonBody writes a JSON response body, sending the header with the first
@@ -525,34 +809,45 @@ func (b *jsonBody) Write(p []byte) (int, error) {
 
 var errStreamClosed = errors.New("the response was already sent")
 
-func (p *postStream) send(enc writeFunc) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
+func (ps *postStream) send(enc writeFunc) error {
+	ps.mu.Lock()
+	if ps.done {
+		ps.mu.Unlock()
 		return errStreamClosed
 	}
-	if !p.sse {
-		p.sse = true
-		p.body.started = true
-		startEventStream(p.w)
+	st := ps.st
+	if st == nil {
+		st = ps.upgradeLocked()
 	}
-	return writeEvent(p.bw, p.rc, enc)
+	ps.mu.Unlock()
+	return st.send(enc)
 }
 
-func (p *postStream) respond(enc writeFunc) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done = true
-	if p.sse {
-		return writeEvent(p.bw, p.rc, enc)
+// respond sends the response and ends the stream. A nil enc (a cancelled
+// request) sends nothing: an event stream that ends without a response.
+func (ps *postStream) respond(enc writeFunc) {
+	ps.mu.Lock()
+	ps.done = true
+	if ps.timer != nil {
+		ps.timer.Stop()
 	}
-	if err := enc(p.bw); err != nil {
-		return err
+	st := ps.st
+	if st == nil && enc == nil {
+		st = ps.upgradeLocked()
 	}
-	if !p.body.started {
-		p.w.Header().Set("Content-Length", strconv.Itoa(p.bw.Buffered()))
+	if st != nil {
+		ps.mu.Unlock()
+		st.finish(enc)
+		return
 	}
-	return p.bw.Flush()
+	defer ps.mu.Unlock()
+	if err := enc(ps.bw); err != nil {
+		return
+	}
+	if !ps.body.started {
+		ps.w.Header().Set("Content-Length", strconv.Itoa(ps.bw.Buffered()))
+	}
+	ps.bw.Flush()
 }
 
 func startEventStream(w http.ResponseWriter) {
@@ -562,53 +857,22 @@ func startEventStream(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// writeEvent writes one message as a server-sent event and flushes it.
-func writeEvent(bw *bufio.Writer, rc *http.ResponseController, enc writeFunc) error {
-	bw.WriteString("event: message\ndata: ")
-	if err := enc(bw); err != nil {
-		return err
-	}
-	bw.WriteString("\n\n")
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return rc.Flush()
-}
-
-// getStream is a session's standalone event stream.
-type getStream struct {
-	mu     sync.Mutex
-	bw     *bufio.Writer
-	rc     *http.ResponseController
-	closed bool
-}
-
-func (g *getStream) send(enc writeFunc) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed {
-		return errStreamClosed
-	}
-	return writeEvent(g.bw, g.rc, enc)
-}
-
-func (g *getStream) ping() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.bw.WriteString(": keep-alive\n\n")
-	if err := g.bw.Flush(); err != nil {
-		return err
-	}
-	return g.rc.Flush()
-}
-
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+	if mcp.IsModernProtocol(r.Header.Get("MCP-Protocol-Version")) {
+		w.Header().Set("Allow", "POST")
+		httpError(w, http.StatusMethodNotAllowed, mcp.INVALID_REQUEST, "method not allowed: protocol version "+r.Header.Get("MCP-Protocol-Version")+" has no GET stream")
+		return
+	}
 	if !accepts(r, "text/event-stream") {
 		httpError(w, http.StatusNotAcceptable, mcp.INVALID_REQUEST, "not acceptable: GET opens an event stream; accept text/event-stream")
 		return
 	}
 	s := h.session(w, r)
 	if s == nil {
+		return
+	}
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		h.resume(w, r, s, last)
 		return
 	}
 	s.getMu.Lock()
@@ -618,7 +882,13 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.getOne = true
+	old := s.standalone
+	st := s.events.open()
+	s.standalone = st
 	s.getMu.Unlock()
+	if old != nil {
+		s.events.drop(old) // a new standalone stream replaces one the client did not resume
+	}
 	s.enter()
 	defer func() {
 		s.getMu.Lock()
@@ -629,27 +899,53 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 
 	w.Header().Set("Mcp-Session-Id", s.id)
 	startEventStream(w)
-	g := &getStream{bw: bufio.NewWriterSize(w, 8<<10), rc: http.NewResponseController(w)}
-	if err := g.ping(); err != nil {
+	ew := newEventWriter(w, bufio.NewWriterSize(w, 8<<10))
+	if ew.comment("keep-alive") != nil {
 		return
 	}
-	s.setOut(g)
-	defer func() {
-		g.mu.Lock()
-		g.closed = true
-		g.mu.Unlock()
-		s.setOut(discard{})
-	}()
+	st.attach(ew, 0)
+	s.setOut(st)
+	h.follow(r, s, st, ew)
+}
+
+// resume serves a GET with Last-Event-ID: the events of that stream the
+// client missed, then the stream's further events as they come.
+func (h *HTTPHandler) resume(w http.ResponseWriter, r *http.Request, s *httpSession, last string) {
+	st, seq, err := s.events.lookup(last)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "bad request: Last-Event-ID "+strconv.Quote(last)+": "+err.Error())
+		return
+	}
+	s.enter()
+	defer s.leave()
+	w.Header().Set("Mcp-Session-Id", s.id)
+	startEventStream(w)
+	ew := newEventWriter(w, bufio.NewWriterSize(w, 8<<10))
+	if !st.attach(ew, seq) {
+		return // the stream ended and all of it was replayed
+	}
+	h.follow(r, s, st, ew)
+}
+
+// follow keeps ew attached to st until the stream ends, the client goes
+// away, another connection takes the stream over or the session ends,
+// with keep-alive comments meanwhile.
+func (h *HTTPHandler) follow(r *http.Request, s *httpSession, st *stream, ew *eventWriter) {
+	defer st.detach(ew)
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
 	for {
 		select {
+		case <-st.ended:
+			return
+		case <-ew.gone:
+			return
 		case <-r.Context().Done():
 			return
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			if err := g.ping(); err != nil {
+			if st.ping(ew) != nil {
 				return
 			}
 		}
@@ -685,13 +981,27 @@ func accepts(r *http.Request, mediaType string) bool {
 	return false
 }
 
+// acceptsExplicitly reports whether the request's Accept header names
+// mediaType (or a wildcard covering it).
+func acceptsExplicitly(r *http.Request, mediaType string) bool {
+	return len(r.Header.Values("Accept")) > 0 && accepts(r, mediaType)
+}
+
 // httpError answers with status and a JSON-RPC error body.
 func httpError(w http.ResponseWriter, status, code int, msg string) {
+	writeHTTPError(w, status, &messageError{Code: code, Message: msg})
+}
+
+// messageHTTPError answers a message the server cannot serve with 400 and
+// its JSON-RPC error.
+func messageHTTPError(w http.ResponseWriter, e *messageError) {
+	writeHTTPError(w, http.StatusBadRequest, e)
+}
+
+func writeHTTPError(w http.ResponseWriter, status int, e *messageError) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": code, "message": msg},
-	})
-	w.Write(b)
+	bw := bufio.NewWriter(w)
+	e.response()(bw)
+	bw.Flush()
 }

@@ -3,12 +3,11 @@ package mcpserver
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"testing"
 )
 
-// BenchmarkServe measures the protocol path alone, without I/O: parsing,
+// BenchmarkServe measures the protocol path alone, without I/O: decoding,
 // mcp-go's dispatch, the tool, and encoding the response.
 func BenchmarkServe(b *testing.B) {
 	s, dir := newTestServer(b, Options{FixedWorkspace: true}, nil)
@@ -25,9 +24,8 @@ func BenchmarkServe(b *testing.B) {
 			line := []byte(tc.line)
 			b.ReportAllocs()
 			for b.Loop() {
-				var env envelope
-				json.Unmarshal(line, &env)
-				s.serve(c.ctx, c, discard{}, &env, line)(w)
+				env, _ := decodeMessage(line)
+				s.serve(c.ctx, c, discard{}, env, line)(w)
 				w.Flush()
 			}
 		})

@@ -9,9 +9,15 @@
 //   - notifications a call emits (progress, log messages) always reach the
 //     client before that call's response, on both transports;
 //   - a large tool result is encoded once, straight onto the wire;
+//   - only notifications/cancelled cancels a request, and no response is
+//     sent for a cancelled request;
 //   - the HTTP endpoint checks Origin and Host, requires a bearer token off
 //     loopback, keeps stateful sessions with random IDs, expires idle ones,
-//     bounds their number and the size of request bodies.
+//     bounds their number, their requests in flight, the size of request
+//     bodies and the time to send them;
+//   - an HTTP call outlives its connection: its event stream's events carry
+//     IDs and a session keeps them, so a client that reconnects with
+//     Last-Event-ID gets what it missed.
 //
 // MCP types do not leave this package: callers hand it an engine opener and
 // small interfaces for notes and skills, and get back a Server with Serve
@@ -25,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -95,6 +102,8 @@ type Server struct {
 	def     *praxis.Engine // the default workspace's engine
 	release func()
 
+	versions []string // SupportedProtocolVersions
+
 	toolsMu     sync.Mutex
 	engineTools map[string]bool // the engine's tools, as mounted
 
@@ -118,7 +127,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open)}
+	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open), versions: SupportedProtocolVersions()}
 	def, release, err := s.engines.acquire(opts.Workspace)
 	if err != nil {
 		return nil, err
@@ -126,6 +135,11 @@ func New(opts Options) (*Server, error) {
 	s.def, s.release = def, release
 
 	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if c := connFromContext(ctx); c != nil {
+			c.version.Store(res.ProtocolVersion)
+		}
+	})
 	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.syncTools() })
 	if opts.Notes != nil || opts.Skills != nil {
 		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { s.refreshLists(ctx) })
@@ -143,6 +157,7 @@ func New(opts Options) (*Server, error) {
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
+		server.WithResourceHandlerMiddleware(notFoundMiddleware),
 		server.WithInstructions(instructions),
 	}
 	if opts.Notes != nil || opts.Skills != nil {
@@ -170,6 +185,12 @@ func New(opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// SupportedProtocolVersions returns the MCP protocol versions the server
+// speaks, newest first: the same on stdio and HTTP. Versions from
+// 2026-07-28 on are served without sessions (requests carry their version
+// in _meta); older ones negotiate theirs with initialize.
+func SupportedProtocolVersions() []string { return slices.Clone(mcp.ValidProtocolVersions) }
 
 // skillsListed reports whether the skills were listed once.
 func (s *Server) skillsListed() bool {
@@ -305,7 +326,7 @@ func toolResult(res praxis.Result) *mcp.CallToolResult {
 // engineFor returns the engine of the workspace the session in ctx works
 // in, and the function that releases it.
 func (s *Server) engineFor(ctx context.Context) (*praxis.Engine, func()) {
-	if c := connFromContext(ctx); c != nil && !s.opts.FixedWorkspace {
+	if c := connFromContext(ctx); c != nil && !s.opts.FixedWorkspace && !c.sessionless {
 		if eng, release := c.ws.engine(ctx, s, callFromContext(ctx)); eng != nil {
 			return eng, release
 		}

@@ -63,7 +63,11 @@ type conn struct {
 
 	ws *sessionWorkspace
 
-	inflight sync.Map // raw request id -> *inflightCall, for calls the server runs itself
+	inflight sync.Map // raw request id -> *inflightCall
+
+	version atomic.Value // string: the protocol version initialize negotiated
+
+	sessionless bool // serves one request of protocol 2026-07-28 or later
 }
 
 // reply is a client's answer to a request the server sent.
@@ -73,7 +77,8 @@ type reply struct {
 }
 
 func newConn(ctx context.Context, s *Server, id string, out sink) *conn {
-	ctx, end := context.WithCancel(ctx)
+	// server/discover reports the versions the transports accept.
+	ctx, end := context.WithCancel(server.WithSupportedProtocolVersions(ctx, s.versions))
 	return &conn{srv: s, id: id, ctx: ctx, end: end, out: out, pending: make(map[int64]chan reply), ws: newSessionWorkspace()}
 }
 
@@ -85,6 +90,12 @@ func (c *conn) close() {
 	c.end()
 	c.srv.mcp.UnregisterSession(context.Background(), c.id)
 	c.ws.close()
+}
+
+// negotiated returns the protocol version initialize negotiated, or "".
+func (c *conn) negotiated() string {
+	v, _ := c.version.Load().(string)
+	return v
 }
 
 func (c *conn) setOut(out sink) {
@@ -185,9 +196,6 @@ func (c *conn) deliver(env *envelope) bool {
 	return true
 }
 
-// callKey marks a context as serving one request.
-type callKey struct{}
-
 // call is one request being served: the session, plus the stream its
 // notifications, its server-to-client requests and its response go to.
 //
@@ -209,6 +217,8 @@ type call struct {
 	progressMu   sync.Mutex
 	lastProgress float64
 	progressSent bool
+
+	resourceCode atomic.Int32 // set when a resource handler found no such resource
 }
 
 func newCall(c *conn, out sink) *call { return &call{conn: c, out: out} }
@@ -384,85 +394,112 @@ func callFromContext(ctx context.Context) *call {
 	return c
 }
 
-// envelope is what the transports read of a message to route it.
-type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
-type kind int
-
-const (
-	kindInvalid kind = iota
-	kindRequest
-	kindNotification
-	kindResponse
-)
-
-func (e *envelope) kind() kind {
-	hasID := len(e.ID) > 0 && string(e.ID) != "null"
-	switch {
-	case e.Method != "" && hasID:
-		return kindRequest
-	case e.Method != "":
-		return kindNotification
-	case hasID && (len(e.Result) > 0 || len(e.Error) > 0):
-		return kindResponse
-	}
-	return kindInvalid
-}
-
 // serve handles one request or notification from c. Messages the request
-// emits go to out; the returned function writes its response (nil for a
-// notification). A panic anywhere in the protocol server becomes an
-// internal-error response.
+// emits go to out; the returned function writes its response. It returns
+// nil for a notification, and for a request the client cancelled with
+// notifications/cancelled: no response is sent for that request. A panic
+// anywhere in the protocol server becomes an internal-error response.
 func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, raw []byte) writeFunc {
-	var session server.ClientSession = c
-	var cl *call
-	if env.kind() == kindRequest {
-		cl = newCall(c, out)
-		session = cl
-	}
-	ctx = s.mcp.WithContext(ctx, session)
-	if cl != nil && env.Method == string(mcp.MethodToolsCall) {
-		if resp, ok := s.safeFastToolCall(ctx, cl, env); ok {
-			cl.finish()
-			return resp
+	if env.kind != kindRequest {
+		if env.Method == string(mcp.MethodNotificationCancelled) {
+			c.cancelInflight(env.Params)
 		}
-	}
-	if env.Method == string(mcp.MethodNotificationCancelled) {
-		c.cancelInflight(env.Params)
-	}
-	resp := func() (resp mcp.JSONRPCMessage) {
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("panic serving a request", "method", env.Method, "panic", p, "stack", string(debug.Stack()))
-				resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p), nil)
-			}
-		}()
-		return s.mcp.HandleMessage(ctx, raw)
-	}()
-	if cl == nil {
+		s.handle(s.mcp.WithContext(ctx, c), env, raw)
 		return nil
 	}
-	cl.finish()
-	if resp == nil {
-		resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "no response", nil)
+	cl := newCall(c, out)
+	ctx = s.mcp.WithContext(ctx, cl)
+	var entry *inflightCall
+	if env.Method != string(mcp.MethodInitialize) { // initialize cannot be cancelled
+		// mcp-go cancels the requests it serves itself; the server's own
+		// tool calls get a context cancelInflight cancels.
+		key := string(env.ID)
+		entry = &inflightCall{}
+		if env.Method == string(mcp.MethodToolsCall) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			entry.cancel = cancel
+		}
+		c.inflight.Store(key, entry)
+		defer c.inflight.CompareAndDelete(key, entry)
 	}
-	return responseFunc(env.ID, resp)
+	var resp writeFunc
+	if env.Method == string(mcp.MethodToolsCall) {
+		resp = s.safeFastToolCall(ctx, cl, env)
+	}
+	if resp == nil {
+		m := s.handle(ctx, env, raw)
+		if m == nil {
+			m = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "no response", nil)
+		}
+		resp = responseFunc(env.ID, cl.fixError(m))
+	}
+	cl.finish()
+	if entry != nil && entry.cancelled.Load() {
+		return nil
+	}
+	return resp
+}
+
+// handle passes a message to the protocol server.
+func (s *Server) handle(ctx context.Context, env *envelope, raw []byte) (resp mcp.JSONRPCMessage) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic serving a request", "method", env.Method, "panic", p, "stack", string(debug.Stack()))
+			resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p), nil)
+		}
+	}()
+	return s.mcp.HandleMessage(ctx, raw)
+}
+
+// fixError gives a resource handler's not-found error the protocol's
+// code, which mcp-go reports as an internal error.
+func (c *call) fixError(m mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+	code := int(c.resourceCode.Load())
+	if code == 0 {
+		return m
+	}
+	switch e := m.(type) {
+	case mcp.JSONRPCError:
+		if e.Error.Code == mcp.INTERNAL_ERROR {
+			e.Error.Code = code
+		}
+		return e
+	case *mcp.JSONRPCError:
+		if e.Error.Code == mcp.INTERNAL_ERROR {
+			e.Error.Code = code
+		}
+	}
+	return m
+}
+
+// notFoundMiddleware records on the call that a resource handler found no
+// such resource, with the code the request's protocol version gives it.
+func notFoundMiddleware(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		res, err := next(ctx, req)
+		if err != nil && (errors.Is(err, server.ErrResourceNotFound) || errors.Is(err, mcp.ErrResourceNotFound)) {
+			if cl := callFromContext(ctx); cl != nil {
+				code := mcp.RESOURCE_NOT_FOUND
+				if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+					code = mcp.INVALID_PARAMS // as 2026-07-28 has it
+				}
+				cl.resourceCode.Store(int32(code))
+			}
+		}
+		return res, err
+	}
 }
 
 // safeFastToolCall runs fastToolCall, turning a panic into an internal
-// error response.
-func (s *Server) safeFastToolCall(ctx context.Context, cl *call, env *envelope) (resp writeFunc, ok bool) {
+// error response. It returns nil when the call is not one for the fast
+// path.
+func (s *Server) safeFastToolCall(ctx context.Context, cl *call, env *envelope) (resp writeFunc) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic serving a tool call", "panic", p, "stack", string(debug.Stack()))
-			resp, ok = errorFunc(env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p)), true
+			resp = errorFunc(env.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p))
 		}
 	}()
 	return s.fastToolCall(ctx, cl, env)

@@ -10,15 +10,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// DefaultMaxMessageBytes is the default bound on one incoming message, on
-// either transport: large enough for a write_file of the largest file
-// read_file accepts, escaped.
+// DefaultMaxMessageBytes is the default bound on one incoming stdio line:
+// large enough for a write_file of the largest file read_file accepts,
+// escaped. HTTP bodies have their own, smaller default
+// (DefaultMaxBodyBytes), as HTTP serves many clients at once.
 const DefaultMaxMessageBytes = 96 << 20
 
 // StdioOptions configure ServeStdio.
@@ -113,43 +115,112 @@ func (d *dispatcher) work() {
 // requests and notifications are handled in order, on the reading
 // goroutine, so that a cancellation is seen while its call still runs.
 func (d *dispatcher) handle(line []byte) {
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		d.out.send(errorFunc(nil, mcp.PARSE_ERROR, "parse error: "+err.Error()))
+	if isBatch(line) {
+		d.handleBatch(line)
 		return
 	}
-	switch env.kind() {
+	env, bad := decodeMessage(line)
+	if bad != nil {
+		d.out.send(bad.response())
+		return
+	}
+	switch env.kind {
 	case kindResponse:
-		if !d.c.deliver(&env) {
+		if !d.c.deliver(env) {
 			d.srv.log.Debug("stdio: response to no pending request", "id", string(env.ID))
 		}
 	case kindNotification:
-		d.srv.serve(d.c.ctx, d.c, d.out, &env, line)
+		d.srv.serve(d.c.ctx, d.c, d.out, env, line)
 	case kindRequest:
 		if env.Method == string(mcp.MethodInitialize) {
 			// Served in order, so that what follows finds the session
 			// initialized.
-			d.respond(&env, line)
+			d.respond(env, line)
 			return
 		}
-		job := func() {
-			defer d.wg.Done()
-			d.respond(&env, line)
-		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.closing {
-			return
-		}
-		d.wg.Add(1)
-		select {
-		case d.jobs <- job:
-		default:
-			go job()
-		}
-	default:
-		d.out.send(errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: not a JSON-RPC request, notification or response"))
+		d.spawn(func() { d.respond(env, line) })
 	}
+}
+
+// spawn runs job on a worker, or on a goroutine of its own when none is
+// idle, unless the connection is closing.
+func (d *dispatcher) spawn(job func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closing {
+		return
+	}
+	d.wg.Add(1)
+	wrapped := func() {
+		defer d.wg.Done()
+		job()
+	}
+	select {
+	case d.jobs <- wrapped:
+	default:
+		go wrapped()
+	}
+}
+
+// handleBatch serves a JSON-RPC batch, if the session's protocol version
+// has them: its responses and notifications in order, its requests
+// concurrently, and their responses as one array once all are answered.
+func (d *dispatcher) handleBatch(line []byte) {
+	if v := d.c.negotiated(); !batchesAllowed(v) {
+		d.out.send(batchRefusal(v).response())
+		return
+	}
+	items, bad := decodeBatch(line)
+	if bad != nil {
+		d.out.send(bad.response())
+		return
+	}
+	var reqs []*envelope
+	var raws [][]byte
+	var resps []writeFunc
+	for _, item := range items {
+		env, bad := decodeMessage(item)
+		switch {
+		case bad != nil:
+			resps = append(resps, bad.response())
+		case env.kind == kindRequest && env.Method == string(mcp.MethodInitialize):
+			resps = append(resps, errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: initialize must not be part of a batch"))
+		case env.kind == kindRequest:
+			reqs, raws = append(reqs, env), append(raws, item)
+		case env.kind == kindResponse:
+			d.c.deliver(env)
+		default:
+			d.srv.serve(d.c.ctx, d.c, d.out, env, item)
+		}
+	}
+	if len(reqs) == 0 {
+		if len(resps) > 0 {
+			d.out.send(joinResponses(resps))
+		}
+		return
+	}
+	d.spawn(func() {
+		resps := append(resps, serveAll(func(i int) writeFunc {
+			return d.srv.serve(d.c.ctx, d.c, d.out, reqs[i], raws[i])
+		}, len(reqs))...)
+		if len(resps) > 0 {
+			if err := d.out.send(joinResponses(resps)); err != nil {
+				d.srv.log.Warn("stdio: writing a batch response", "err", err)
+			}
+		}
+	})
+}
+
+// serveAll runs serve(0..n-1) concurrently and returns the responses,
+// without the nil ones of cancelled requests.
+func serveAll(serve func(int) writeFunc, n int) []writeFunc {
+	out := make([]writeFunc, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i] = serve(i) })
+	}
+	wg.Wait()
+	return slices.DeleteFunc(out, func(w writeFunc) bool { return w == nil })
 }
 
 func (d *dispatcher) respond(env *envelope, line []byte) {

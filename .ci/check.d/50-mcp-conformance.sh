@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite against praxis serve, over streamable
-# HTTP and over stdio (through conformance/stdiobridge), with the baselines
-# in conformance/baseline-*.yml. CONFORMANCE_RUNS repeats it to catch flaky
+# The official MCP conformance suite against Praxis's server with the
+# suite's fixtures (conformance/cmd/fixture-server), over streamable HTTP
+# and over stdio (through conformance/stdiobridge), with the baselines in
+# conformance/baseline-*.yml. CONFORMANCE_RUNS repeats it to catch flaky
 # scenarios.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

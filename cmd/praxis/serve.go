@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/praxis-tools/praxis/conformance"
 	"github.com/praxis-tools/praxis/mcpserver"
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -81,12 +80,15 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	fs.Var(&origins, "allow-origin", "an `origin` (scheme://host[:port]) allowed besides loopback ones; repeatable")
 	maxSessions := fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "most HTTP sessions open at once")
 	idle := fs.Duration("session-idle", mcpserver.DefaultSessionIdle, "end HTTP sessions idle this long")
-	maxBody := fs.Int("max-body", mcpserver.DefaultMaxMessageBytes, "largest request `bytes`")
+	maxBody := fs.Int("max-body", 0, "largest request `bytes` (default 4 MiB over HTTP, 96 MiB on stdio)")
+	maxRequests := fs.Int("max-session-requests", mcpserver.DefaultMaxSessionRequests, "most requests one HTTP session has in flight")
+	replay := fs.Int("replay-buffer", mcpserver.DefaultReplayBytes, "`bytes` of each HTTP session's events kept for clients that resume with Last-Event-ID")
 	atLeast(fs, "max-sessions", 1)
 	positive(fs, "session-idle")
 	positive(fs, "max-body")
+	positive(fs, "max-session-requests")
+	atLeast(fs, "replay-buffer", 0)
 	check(fs, "allow-origin", func(o string, _ any) error { return checkOrigin(o) })
-	args, fixtures := takeHiddenFlag(args, "conformance-fixtures")
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -120,9 +122,6 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		Skills:         mcpserver.EngineSkills,
 		Logger:         log,
 	}
-	if fixtures {
-		opts.Extensions = append(opts.Extensions, conformance.Fixtures())
-	}
 	srv, err := mcpserver.New(opts)
 	if err != nil {
 		fmt.Fprintf(io.err, "praxis serve: %v\n", err)
@@ -154,11 +153,13 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		*token = os.Getenv("PRAXIS_TOKEN")
 	}
 	hopts := mcpserver.HTTPOptions{
-		Token:          *token,
-		AllowedOrigins: origins,
-		MaxSessions:    *maxSessions,
-		SessionIdle:    *idle,
-		MaxBodyBytes:   *maxBody,
+		Token:              *token,
+		AllowedOrigins:     origins,
+		MaxSessions:        *maxSessions,
+		SessionIdle:        *idle,
+		MaxBodyBytes:       *maxBody,
+		MaxSessionRequests: *maxRequests,
+		ReplayBytes:        *replay,
 	}
 	if hopts.Token == "" && !mcpserver.LoopbackAddr(httpAddr.addr) {
 		fmt.Fprintf(io.err, "praxis serve: serving HTTP on %s, off loopback, requires a bearer token: give --token or set PRAXIS_TOKEN\n", httpAddr.addr)
@@ -187,31 +188,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// takeHiddenFlag removes the boolean flag called name (-name, --name,
-// --name=true) from args, so that it stays out of the usage text, and
-// reports whether it was set.
-func takeHiddenFlag(args []string, name string) ([]string, bool) {
-	out := make([]string, 0, len(args))
-	set := false
-	for i, a := range args {
-		if a == "--" {
-			return append(out, args[i:]...), set
-		}
-		switch strings.TrimLeft(a, "-") {
-		case name, name + "=true":
-			if strings.HasPrefix(a, "-") {
-				set = true
-				continue
-			}
-		case name + "=false":
-			if strings.HasPrefix(a, "-") {
-				set = false
-				continue
-			}
-		}
-		out = append(out, a)
-	}
-	return out, set
 }

@@ -132,19 +132,29 @@ func TestServeStdioWithNoConfiguration(t *testing.T) {
 	}
 }
 
-func TestServeConformanceFixtures(t *testing.T) {
-	p := start(t, t.TempDir(), "serve", "--conformance-fixtures")
-	p.handshake()
+// TestServeHasNoFixtures: the conformance fixtures live in their own
+// command; praxis serves only its own tools and capabilities.
+func TestServeHasNoFixtures(t *testing.T) {
+	p := start(t, t.TempDir(), "serve")
+	p.send(initLine)
+	init, _ := json.Marshal(p.recv())
+	for _, c := range []string{`"subscribe":true`, `"completions"`} {
+		if bytes.Contains(init, []byte(c)) {
+			t.Errorf("initialize advertises %s: %s", c, init)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	b, _ := json.Marshal(p.recv())
-	for _, name := range []string{`"test_simple_text"`, `"read_file"`} {
-		if !bytes.Contains(b, []byte(name)) {
-			t.Errorf("tools/list lacks %s", name)
-		}
+	if !bytes.Contains(b, []byte(`"read_file"`)) || bytes.Contains(b, []byte(`"test_simple_text"`)) {
+		t.Errorf("tools/list: %s", b)
 	}
 	p.in.Close()
 	if code := p.wait(5 * time.Second); code != 0 {
 		t.Errorf("exit code %d at EOF", code)
+	}
+	if code := start(t, t.TempDir(), "serve", "--conformance-fixtures").wait(5 * time.Second); code != exitUsage {
+		t.Errorf("--conformance-fixtures: exit code %d, want the usage error", code)
 	}
 }
 

@@ -1,4 +1,4 @@
-package conformance_test
+package main
 
 import (
 	"bufio"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-tools/praxis/conformance"
 	"github.com/praxis-tools/praxis/mcpserver"
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -34,7 +33,7 @@ func start(t *testing.T) *session {
 	srv, err := mcpserver.New(mcpserver.Options{
 		Open:       func(d string) (*praxis.Engine, error) { return praxis.New(praxis.Options{Workspace: d}) },
 		Workspace:  t.TempDir(),
-		Extensions: []mcpserver.Extension{conformance.Fixtures()},
+		Extensions: []mcpserver.Extension{fixtures()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,14 +109,15 @@ func TestNotificationScenarios(t *testing.T) {
 func TestFixtures(t *testing.T) {
 	s := start(t)
 	for i, tc := range []struct{ method, params, want string }{
-		{"tools/call", `{"name":"test_simple_text"}`, conformance.SimpleText},
+		{"tools/call", `{"name":"test_simple_text"}`, SimpleText},
 		{"tools/call", `{"name":"test_error_handling","arguments":{}}`, `"isError":true`},
 		{"tools/call", `{"name":"test_image_content","arguments":{}}`, `"mimeType":"image/png"`},
 		{"tools/call", `{"name":"test_audio_content","arguments":{}}`, `"mimeType":"audio/wav"`},
 		{"tools/call", `{"name":"test_multiple_content_types","arguments":{}}`, `test://mixed-content-resource`},
-		{"resources/read", `{"uri":"test://static-text"}`, conformance.StaticText},
+		{"resources/read", `{"uri":"test://static-text"}`, StaticText},
 		{"resources/read", `{"uri":"test://template/123/data"}`, `Data for ID: 123`},
 		{"prompts/get", `{"name":"test_prompt_with_arguments","arguments":{"arg1":"hello","arg2":"world"}}`, `arg1='hello', arg2='world'`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"par"}}`, `"values":["paris","park","party"]`},
 		{"tools/list", `{}`, `"$defs"`},
 		{"tools/list", `{}`, `"read_file"`}, // the engine's tools stay next to the fixtures
 	} {

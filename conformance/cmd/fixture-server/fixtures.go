@@ -1,11 +1,4 @@
-// Package conformance holds what proves that Praxis speaks MCP correctly.
-//
-// Fixtures mounts the tools, resources and prompts the official
-// conformance suite (npm @modelcontextprotocol/conformance, server mode)
-// calls by name. "praxis serve --conformance-fixtures" mounts them on the
-// real server, so the suite exercises Praxis's own transports, sessions and
-// security, next to the engine's tools.
-package conformance
+package main
 
 import (
 	"bytes"
@@ -28,6 +21,7 @@ import (
 )
 
 // Fixture texts the suite's scenarios describe.
+
 const (
 	SimpleText        = "This is a simple text response for testing."
 	ErrorText         = "This tool intentionally returns an error for testing"
@@ -37,21 +31,25 @@ const (
 	notificationPause = 50 * time.Millisecond
 )
 
-// Fixtures is the extension that mounts the fixtures with the
-// capabilities they need (resource subscriptions, prompts, completion).
-func Fixtures() mcpserver.Extension {
+// fixtures is the extension that mounts the fixtures with the
+// capabilities they need: resource subscriptions (which mcp-go tracks),
+// prompts and completion (which mcp-go answers). These are the fixture
+// server's; "praxis serve" advertises none of them.
+func fixtures() mcpserver.Extension {
 	return mcpserver.Extension{
 		Options: []server.ServerOption{
 			server.WithResourceCapabilities(true, true),
 			server.WithPromptCapabilities(true),
 			server.WithCompletions(),
+			server.WithPromptCompletionProvider(completer{}),
+			server.WithResourceCompletionProvider(completer{}),
 		},
-		Mount: Mount,
+		Mount: mount,
 	}
 }
 
-// Mount adds the conformance fixtures to s.
-func Mount(s *server.MCPServer) {
+// mount adds the conformance fixtures to s.
+func mount(s *server.MCPServer) {
 	pngData := base64.StdEncoding.EncodeToString(redPixelPNG())
 	wavData := base64.StdEncoding.EncodeToString(silentWAV())
 	noArgs := func(name, desc string) mcp.Tool {
@@ -267,6 +265,35 @@ func Mount(s *server.MCPServer) {
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Please analyze the image above.")),
 			}), nil
 		})
+}
+
+// completer completes the fixture prompts' arguments and the template's
+// id from fixed lists, by prefix.
+type completer struct{}
+
+// completionValues are what an argument completes to.
+var completionValues = map[string][]string{
+	"arg1": {"paris", "park", "party"},
+	"arg2": {"alpha", "beta", "gamma"},
+	"id":   {"123", "124", "200"},
+}
+
+func (completer) CompletePromptArgument(_ context.Context, _ string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	return complete(arg), nil
+}
+
+func (completer) CompleteResourceArgument(_ context.Context, _ string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	return complete(arg), nil
+}
+
+func complete(arg mcp.CompleteArgument) *mcp.Completion {
+	values := []string{}
+	for _, v := range completionValues[arg.Name] {
+		if strings.HasPrefix(v, arg.Value) {
+			values = append(values, v)
+		}
+	}
+	return &mcp.Completion{Values: values, Total: len(values)}
 }
 
 // elicit asks the client's user for input with schema and reports the

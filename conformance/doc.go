@@ -1,0 +1,7 @@
+// Package conformance holds what proves that Praxis speaks MCP correctly:
+// the fixture server the official conformance suite runs against
+// (cmd/fixture-server), the scripts that run the suite and a client written
+// against the official TypeScript SDK (run-suite.sh, sdkclient/), the
+// stdio bridge that lets the suite reach a stdio server (stdiobridge/), and
+// in-process benchmarks of the server (serve_bench_test.go).
+package conformance
