@@ -62,7 +62,7 @@ func TestApplyConfigLayers(t *testing.T) {
 func TestApplyConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"sandbox:\n  isolaton: bwrap", "line 2: field isolaton not found"},
-		{"sandbox: {network: maybe}", `network "maybe": want on or off`},
+		{"sandbox: {network: maybe}", `"maybe": want on or off`},
 		{"sandbox: {timeout: soon}", "soon"},
 		{"sandbox: {limits: {address_space: 4 gigs}}", `"4 gigs" is not a count`},
 		{"sandbox: {limits: {processes: -3}}", `"-3" is not a count`},

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/praxis-tools/praxis/sandbox"
@@ -96,12 +97,16 @@ func (ef *engineFlags) loadPolicy() error {
 		}
 		p = q
 	}
-	switch ef.sandbox {
-	case "":
-	case "none", "bwrap":
-		p.Isolation = sandbox.Isolation(ef.sandbox)
-	default:
-		return fmt.Errorf("--sandbox %q: want none or bwrap", ef.sandbox)
+	if ef.sandbox != "" {
+		iso := sandbox.Isolation(ef.sandbox)
+		if !slices.Contains(sandbox.Isolations(), iso) {
+			var names []string
+			for _, i := range sandbox.Isolations() {
+				names = append(names, string(i))
+			}
+			return fmt.Errorf("--sandbox %q: want %s", ef.sandbox, strings.Join(names, ", "))
+		}
+		p.Isolation = iso
 	}
 	ef.policy = &p
 	return nil

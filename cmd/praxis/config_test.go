@@ -96,7 +96,7 @@ func TestSandboxConfigErrors(t *testing.T) {
 		args             []string
 		want             string
 	}{
-		{"bad --sandbox", "", []string{"--sandbox", "jail"}, `--sandbox "jail": want none or bwrap`},
+		{"bad --sandbox", "", []string{"--sandbox", "jail"}, `--sandbox "jail": want none, auto, bwrap`},
 		{"missing --config", "", []string{"--config", filepath.Join(ws, "nope.yaml")}, "nope.yaml: no such file"},
 		{"unknown key", "sandbox:\n  shel: true\n", nil, "line 2: field shel not found"},
 		{"bad isolation", "sandbox: {isolation: jail}\n", nil, `isolation "jail"`},

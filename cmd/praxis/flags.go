@@ -91,7 +91,7 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 		ef.skillsDirs = append(ef.skillsDirs, filepath.SplitList(v)...)
 		return nil
 	})
-	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: none or bwrap (default: the config files', else none)")
+	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: auto, bwrap or none (default: the config files', else auto: bwrap where it works)")
 	fs.Var(configFlag{ef}, "config", "a config `file` read after the user's and the workspace's (.praxis/config.yaml)")
 	fs.IntVar(&ef.maxChangedLines, "max-changed-lines", 0, "refuse an edit_file call that adds and removes more than `N` lines in all (E_BUDGET_EXCEEDED; default no limit)")
 	fs.StringVar(&ef.memoryDir, "memory-dir", "", "the `directory` of the memory notes (default .praxis/memory in the workspace)")
