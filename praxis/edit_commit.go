@@ -19,6 +19,9 @@ func (e *Engine) commitEdits(rs []*editResult) error {
 		if err := e.hook("verify", r.Path); err != nil {
 			return err
 		}
+		if err := e.checkProtected(e.ws.real, r.Path); err != nil {
+			return err
+		}
 		cur, _, err := e.ws.ReadFile(r.Path, e.opts.MaxFileBytes)
 		if err != nil {
 			return err
@@ -32,7 +35,7 @@ func (e *Engine) commitEdits(rs []*editResult) error {
 	for i, r := range rs {
 		err := e.hook("write", r.Path)
 		if err == nil {
-			err = writeAtomic(e.ws.root, r.Path, r.out, fs.FileMode(r.perm), sync)
+			err = e.commitFile(e.ws.root, e.ws.real, r.Path, r.out, fs.FileMode(r.perm))
 		}
 		if err == nil {
 			continue

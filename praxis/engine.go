@@ -28,9 +28,11 @@ type Options struct {
 	// HistoryBytes bounds the memory of earlier file versions kept so that
 	// anchors survive the engine's own edits. Default 64 MiB.
 	HistoryBytes int64
-	// Protected lists workspace-relative paths that write_file and edit_file
-	// refuse to change (E_POLICY), such as the files that set the engine's
-	// own policy. A path ending in "/" protects a directory tree.
+	// Protected lists workspace-relative paths that the engine's writers
+	// (write_file, edit_file, the memory tools) refuse to change (E_POLICY),
+	// such as the files that set the engine's own policy. A path ending in
+	// "/" protects a directory tree. Protection follows the file, not its
+	// spelling: see checkProtected.
 	Protected []string
 	// NoSync skips fsync on writes. Writes stay atomic, but not durable
 	// across a power loss. For tests and benchmarks.
@@ -82,7 +84,8 @@ type Engine struct {
 	// error it returns fails that step.
 	testHook func(stage, rel string) error
 
-	shell *shell // the bash tool's runner and background jobs
+	shell   *shell      // the bash tool's runner and background jobs
+	protect *protection // the files no writer may change
 }
 
 func (e *Engine) hook(stage, rel string) error {
@@ -116,10 +119,16 @@ func New(opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		history: newHistory(opts.HistoryBytes),
 	}
+	e.protect = newProtection(ws, opts.Protected)
 	e.skills = newSkills(opts, ws)
 	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
 		ws.Close()
 		return nil, err
+	}
+	if r := e.shell.runner; r != nil {
+		// The mode actually running, said once: under isolation auto it
+		// may be none, and the reason why.
+		e.log.Info("sandbox: "+r.Describe(), "workspace", ws.dir)
 	}
 	e.catalog, err = NewCatalog(slices.Concat(
 		e.fileTools(),

@@ -206,18 +206,6 @@ func (f fileInfo) appendHeader(b []byte) []byte {
 	return append(b, '\n')
 }
 
-// checkWritable refuses writes to protected paths.
-func (e *Engine) checkWritable(rel string) error {
-	for _, p := range e.opts.Protected {
-		p = strings.TrimPrefix(path.Clean("/"+p), "/")
-		if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) || strings.HasPrefix(rel, p+"/") {
-			return Errorf(EPolicy, "%s is protected: the engine's file tools may not change it", rel).
-				WithDetail("It sets Praxis's own policy; a person changes it by hand.")
-		}
-	}
-	return nil
-}
-
 // writeTarget resolves a caller's path to the file a write replaces:
 // inside the workspace, not protected, with symlinks followed.
 func (e *Engine) writeTarget(p string) (string, error) {
@@ -228,17 +216,12 @@ func (e *Engine) writeTarget(p string) (string, error) {
 	if rel == "." {
 		return "", Errorf(EIsDir, "%s is the workspace root, a directory", p)
 	}
-	if err := e.checkWritable(rel); err != nil {
-		return "", err
-	}
 	target, err := e.ws.resolveLinks(rel)
 	if err != nil {
 		return "", err
 	}
-	if target != rel {
-		if err := e.checkWritable(target); err != nil {
-			return "", err
-		}
+	if err := e.checkProtected(e.ws.real, target); err != nil {
+		return "", err
 	}
 	return target, nil
 }
@@ -300,7 +283,7 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 		}
 	}
 	data := []byte(a.Content)
-	if err := writeAtomic(e.ws.root, rel, data, perm, !e.opts.NoSync); err != nil {
+	if err := e.commitFile(e.ws.root, e.ws.real, rel, data, perm); err != nil {
 		return Result{}, e.ws.fail(rel, err)
 	}
 	version := hashline.Version(data)

@@ -183,16 +183,13 @@ func openNote(root *os.Root, key string) (*os.File, error) {
 }
 
 // checkMemoryWritable checks a key that is to be written or deleted: it
-// must follow the key rule and, when the store lies in the workspace, its
-// file must not be one of the protected paths.
+// must follow the key rule, and its file must not be protected, whatever
+// path leads to it.
 func (e *Engine) checkMemoryWritable(key string) error {
 	if err := checkMemoryKey(key); err != nil {
 		return err
 	}
-	if rel, err := e.ws.Rel(e.memoryDir()); err == nil {
-		return e.checkWritable(path.Join(rel, key+memoryExt))
-	}
-	return nil
+	return e.checkProtected(e.memoryDir(), key+memoryExt)
 }
 
 // checkMemoryKey enforces the key rule.
@@ -324,7 +321,10 @@ func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, 
 			return Result{}, Errorf(EIO, "creating the topic directory of %s: %v", a.Key, err)
 		}
 	}
-	if err := writeAtomic(root, file, data, 0o644, !e.opts.NoSync); err != nil {
+	if err := e.commitFile(root, e.memoryDir(), file, data, 0o644); err != nil {
+		if CodeOf(err) != "" {
+			return Result{}, err
+		}
 		return Result{}, Errorf(EIO, "writing memory note %s: %v", a.Key, err)
 	}
 	verb := "replaced"
