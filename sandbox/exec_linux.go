@@ -95,9 +95,11 @@ func (r *Runner) start(ctx context.Context, c Command, dir *os.File, timeout tim
 		if _, err := os.Stat(r.bwrap); err != nil {
 			return nil, fmt.Errorf("%w: bwrap at %s: %v", ErrUnavailable, r.bwrap, err)
 		}
-		// Inside, bwrap changes directory by path; the command checks
-		// that it landed where the check said before running.
-		script = "[ \"$(pwd -P)\" = " + shellQuote(real) + " ] || { echo 'praxis: the working directory moved' >&2; exit 126; }; " + script
+		// Inside, bwrap changes directory by path; before the script
+		// runs, the shell checks with the kernel (not with bash's own
+		// idea of its directory, which is a path string) that it landed
+		// where the check said.
+		script = "[ \"$(readlink /proc/self/cwd)\" = " + shellQuote(real) + " ] || { echo 'praxis: the working directory moved while the command started' >&2; exit 126; }; " + script
 		path, args = r.bwrap, append(r.bwrapArgs(real), "bash", "-c", script)
 		env = append(env, "TMPDIR=/tmp")
 		filter, err := filterFile(r.filter)

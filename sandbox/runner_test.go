@@ -374,3 +374,99 @@ func TestFileSizeLimit(t *testing.T) {
 		t.Fatalf("wrote %d bytes, exit %d", fi.Size(), res.ExitCode)
 	}
 }
+
+// A working directory swapped for a symlink out of the workspace while
+// commands start never runs one of them outside: the runner opens the
+// directory through the workspace root and starts the command in what it
+// opened.
+func TestWorkingDirectoryRace(t *testing.T) {
+	modes := []struct {
+		name string
+		edit func(*Policy)
+	}{{"none", nil}}
+	if bwrapWorks() {
+		modes = append(modes, struct {
+			name string
+			edit func(*Policy)
+		}{"bwrap", func(p *Policy) { p.Isolation = IsolationBwrap }})
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			r, ws := newRunner(t, m.edit)
+			outside := hostDir(t)
+			sub, parked := filepath.Join(ws, "sub"), filepath.Join(ws, "parked")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			swapped := make(chan struct{})
+			go func() {
+				defer close(swapped)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					// sub is a directory, then a symlink leading out.
+					os.Rename(sub, parked)
+					os.Symlink(outside, sub)
+					time.Sleep(100 * time.Microsecond)
+					os.Remove(sub)
+					os.Rename(parked, sub)
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			ran, refused := 0, 0
+			for range 60 {
+				res, err := r.Run(context.Background(), Command{Script: "readlink /proc/self/cwd; touch escaped", Dir: "sub"})
+				if err != nil {
+					if refused == 0 {
+						t.Logf("first refusal: %v", err)
+					}
+					refused++
+					continue
+				}
+				ran++
+				// The kernel's idea of the directory, not bash's, which
+				// is a path string and resolves the swapped symlink.
+				if cwd := firstLine(res.Stdout.Text); res.ExitCode == 0 && !strings.HasPrefix(cwd, ws) {
+					t.Errorf("a command ran in %q, outside the workspace: %+v", cwd, res)
+				}
+			}
+			close(stop)
+			<-swapped
+			if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+				t.Error("a command wrote outside the workspace")
+			}
+			t.Logf("%d commands ran in the workspace, %d were refused", ran, refused)
+		})
+	}
+}
+
+// Under isolation auto without a working bwrap, commands run under none
+// and the runner says so and why; asking for the network off then fails,
+// since nothing would enforce it.
+func TestAutoFallsBack(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	r, err := New(Policy{Workspace: t.TempDir(), Shell: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Isolation() != IsolationNone || !strings.Contains(r.Fallback(), "bubblewrap") ||
+		!strings.Contains(r.Describe(), "isolation none (policy auto)") {
+		t.Errorf("isolation %s, fallback %q, describe %q", r.Isolation(), r.Fallback(), r.Describe())
+	}
+	_, err = New(Policy{Workspace: t.TempDir(), Shell: true, Network: NetworkOff})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "network off needs bwrap") {
+		t.Errorf("network off under auto without bwrap: %v", err)
+	}
+}
