@@ -156,3 +156,36 @@ func TestSandboxBwrapMissing(t *testing.T) {
 		t.Error("the command ran unisolated")
 	}
 }
+
+// Every command that runs the engine says on stderr which sandbox mode is
+// actually running: under the default auto, bwrap where it works, and
+// none with the reason where it does not.
+func TestSandboxModePrinted(t *testing.T) {
+	ws, _ := sandboxWorkspace(t)
+	call := func() runResult {
+		return runPraxis(t, ws, "", "call", "bash", `{"command":"echo ran"}`)
+	}
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		if r := call(); r.code != 0 || !strings.Contains(r.stderr, "sandbox: isolation bwrap (policy auto), network on, unix sockets refused") {
+			t.Errorf("with bwrap: exit %d\nstderr: %s", r.code, r.stderr)
+		}
+	}
+	r := runPraxis(t, ws, "", "call", "--sandbox", "bwrap", "bash", `{"command":"echo ran"}`)
+	if _, err := exec.LookPath("bwrap"); err == nil && !strings.Contains(r.stderr, "sandbox: isolation bwrap, network off, unix sockets refused") {
+		t.Errorf("--sandbox bwrap: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	r = call()
+	if r.code != 0 || !strings.Contains(r.stderr, "sandbox: isolation none (policy auto), network on; bwrap unavailable:") ||
+		strings.Count(r.stderr, "sandbox:") != 1 {
+		t.Errorf("without bwrap: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+}
