@@ -228,6 +228,9 @@ var (
 	ErrDisabled = errors.New("the shell is disabled by policy")
 	// ErrOutside: the working directory is not inside the workspace.
 	ErrOutside = errors.New("the directory is outside the workspace")
+	// ErrNoDir: the working directory does not exist or is not a
+	// directory.
+	ErrNoDir = errors.New("the working directory is not a directory")
 	// ErrTimeoutTooLong: the call asked for more time than MaxTimeout.
 	ErrTimeoutTooLong = errors.New("the timeout is over the policy maximum")
 	// ErrUnavailable: the policy asks for isolation this machine cannot
@@ -374,11 +377,11 @@ func (p Policy) openDir(dir string) (*os.File, error) {
 		if escapes(err) {
 			return nil, outside
 		}
-		return nil, fmt.Errorf("working directory %s: %w", dir, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrNoDir, dir, errors.Unwrap(err))
 	}
 	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("working directory %s: not a directory", dir)
+		return nil, fmt.Errorf("%w: %s", ErrNoDir, dir)
 	}
 	return f, nil
 }

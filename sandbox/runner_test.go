@@ -285,6 +285,9 @@ func TestRefusals(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(ws, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	off, err := New(Policy{Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
@@ -298,6 +301,8 @@ func TestRefusals(t *testing.T) {
 		{"dotdot", r, Command{Script: "true", Dir: ".."}, ErrOutside},
 		{"absolute outside", r, Command{Script: "true", Dir: outside}, ErrOutside},
 		{"symlink out", r, Command{Script: "true", Dir: "link"}, ErrOutside},
+		{"missing", r, Command{Script: "true", Dir: "missing"}, ErrNoDir},
+		{"a file", r, Command{Script: "true", Dir: "file"}, ErrNoDir},
 		{"timeout over max", r, Command{Script: "true", Timeout: 6 * time.Second}, ErrTimeoutTooLong},
 		{"shell disabled", off, Command{Script: "true"}, ErrDisabled},
 	}
