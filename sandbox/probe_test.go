@@ -427,25 +427,6 @@ func TestUnixSocketsSetting(t *testing.T) {
 	}
 }
 
-// The seccomp program is assembled for this machine's ABIs, and bwrap
-// accepts it (the probe in New runs with it).
-func TestSeccompFilter(t *testing.T) {
-	for _, sockets := range []bool{false, true} {
-		prog, err := seccompFilter(sockets)
-		if err != nil {
-			t.Skip(err)
-		}
-		if len(prog) == 0 || len(prog)%8 != 0 {
-			t.Fatalf("program of %d bytes", len(prog))
-		}
-	}
-	off, _ := seccompFilter(false)
-	on, _ := seccompFilter(true)
-	if len(off) <= len(on) {
-		t.Errorf("refusing Unix sockets adds no instruction: %d vs %d bytes", len(off), len(on))
-	}
-}
-
 // Under none, Praxis is non-dumpable: a command running as the same,
 // unprivileged user cannot read its environment. The test binary, as
 // nobody, plays Praxis; the command reads its /proc/PID/environ.

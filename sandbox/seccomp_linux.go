@@ -68,7 +68,7 @@ type abi struct {
 // with it), and the calls that would do either out of the filter's sight:
 // io_uring (which opens files and sockets itself) and openat2 (whose mode
 // is behind a pointer; callers fall back to openat on ENOSYS).
-func syscallRules(unixSockets bool) ([]abi, error) {
+func syscallRules(goarch string, unixSockets bool) ([]abi, error) {
 	type nrs struct {
 		socket, socketcall                      int // -1 where the table has none
 		open, creat, openat, chmod, fchmod, fch int
@@ -100,7 +100,7 @@ func syscallRules(unixSockets bool) ([]abi, error) {
 		}
 		return rs
 	}
-	switch runtime.GOARCH {
+	switch goarch {
 	case "amd64":
 		return []abi{
 			{auditArchX86_64, ^uint32(x32SyscallBit), build(nrs{socket: 41, socketcall: -1,
@@ -116,16 +116,36 @@ func syscallRules(unixSockets bool) ([]abi, error) {
 				open: 5, creat: 8, openat: 322, chmod: 15, fchmod: 94, fch: 333, mknod: 14, mknodat: 324})},
 		}, nil
 	}
-	return nil, fmt.Errorf("%w: the seccomp filter of isolation bwrap is built for amd64 and arm64, not %s", ErrUnavailable, runtime.GOARCH)
+	return nil, fmt.Errorf("%w: the seccomp filter of isolation bwrap is built for amd64 and arm64, not %s", ErrUnavailable, goarch)
 }
 
 // seccompFilter returns the classic BPF program bwrap installs with
-// --seccomp: for each ABI of syscallRules, its rules, then allow; a call
-// from any other architecture kills the process, since its numbers mean
-// other calls. The program is in the kernel's struct sock_filter layout,
-// in this machine's byte order.
+// --seccomp, for this machine (see seccompProgram), in the kernel's struct
+// sock_filter layout and this machine's byte order.
 func seccompFilter(unixSockets bool) ([]byte, error) {
-	abis, err := syscallRules(unixSockets)
+	prog, err := seccompProgram(runtime.GOARCH, unixSockets)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	out := make([]byte, 0, 8*len(raw))
+	for _, r := range raw {
+		out = binary.NativeEndian.AppendUint16(out, r.Op)
+		out = append(out, r.Jt, r.Jf)
+		out = binary.NativeEndian.AppendUint32(out, r.K)
+	}
+	return out, nil
+}
+
+// seccompProgram returns the filter for a machine of architecture goarch:
+// for each ABI of syscallRules, its rules, then allow; a call from any
+// other architecture kills the process, since its numbers mean other
+// calls.
+func seccompProgram(goarch string, unixSockets bool) ([]bpf.Instruction, error) {
+	abis, err := syscallRules(goarch, unixSockets)
 	if err != nil {
 		return nil, err
 	}
@@ -138,18 +158,7 @@ func seccompFilter(unixSockets bool) ([]byte, error) {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: a.arch, SkipFalse: uint8(len(block))})
 		prog = append(prog, block...)
 	}
-	prog = append(prog, bpf.RetConstant{Val: retKillProcess})
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
-	}
-	out := make([]byte, 0, 8*len(raw))
-	for _, r := range raw {
-		out = binary.NativeEndian.AppendUint16(out, r.Op)
-		out = append(out, r.Jt, r.Jf)
-		out = binary.NativeEndian.AppendUint32(out, r.K)
-	}
-	return out, nil
+	return append(prog, bpf.RetConstant{Val: retKillProcess}), nil
 }
 
 // abiBlock returns the instructions of one ABI's rules. Each rule loads
