@@ -49,29 +49,14 @@ func (r *Runner) protectPraxis() error {
 }
 
 // probePIDNamespace reports whether this process may give a child a PID
-// namespace of its own: as root directly, otherwise inside a user
-// namespace that maps the user to itself.
+// namespace of its own, which needs CAP_SYS_ADMIN: in practice, whether
+// Praxis runs as root. (A user namespace would let other users make one,
+// but its ID maps must be written by Praxis into the child's /proc, which
+// a non-dumpable Praxis cannot do.)
 func (r *Runner) probePIDNamespace() bool {
 	cmd := exec.Command(r.bash, "-c", ":")
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	pidNamespace(cmd.SysProcAttr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
 	return cmd.Run() == nil
-}
-
-// pidNamespace sets attr up for a PID namespace of the child's own. A user
-// other than root needs a user namespace for it; the one made here maps
-// the user and group to themselves, so files keep their owners. A setuid
-// program gains nothing in it (sudo fails), which a command under none
-// should not count on anyway.
-func pidNamespace(attr *syscall.SysProcAttr) {
-	attr.Cloneflags |= syscall.CLONE_NEWPID
-	if uid := os.Geteuid(); uid != 0 {
-		gid := os.Getegid()
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-	}
 }
 
 // start runs c, already checked, in the directory dir, opened inside the
@@ -109,7 +94,7 @@ func (r *Runner) start(ctx context.Context, c Command, dir *os.File, timeout tim
 		defer filter.Close()
 		extra = []*os.File{filter}
 	} else if r.pidns {
-		pidNamespace(attr)
+		attr.Cloneflags = syscall.CLONE_NEWPID
 	}
 
 	outR, outW, err := os.Pipe()

@@ -429,7 +429,9 @@ func TestUnixSocketsSetting(t *testing.T) {
 
 // Under none, Praxis is non-dumpable: a command running as the same,
 // unprivileged user cannot read its environment. The test binary, as
-// nobody, plays Praxis; the command reads its /proc/PID/environ.
+// nobody, plays Praxis; the command reads its /proc/PID/environ. The same
+// Praxis checks that a command's setsid children do not outlive it when
+// Praxis is not root.
 func TestNonDumpable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the check as another, unprivileged user")
@@ -456,6 +458,9 @@ func TestNonDumpable(t *testing.T) {
 	if !strings.Contains(string(out), "environ:") {
 		t.Errorf("the probe did not run:\n%s", out)
 	}
+	if !strings.Contains(string(out), "survivors: 0") {
+		t.Errorf("processes of a command run by nobody survived it:\n%s", out)
+	}
 }
 
 // TestDumpableChild is the body of TestNonDumpable, run as nobody.
@@ -473,6 +478,14 @@ func TestDumpableChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Println(res.Stdout.Text, res.Stderr.Text)
+	// As a user other than root, the subreaper keeps the command's
+	// processes: those that left the session, and orphans whose parent
+	// lived across one scan of /proc (see the README for the gap).
+	m := marker()
+	if _, err := r.Run(context.Background(), Command{Script: fmt.Sprintf("(setsid sleep %[1]s & sleep 0.2); setsid sleep %[1]s & sleep 0.3", m)}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("pidns: %v, survivors: %d\n", r.pidns, len(survivors(m)))
 }
 
 // execAsNobody returns the command that runs TestDumpableChild of the test
