@@ -77,10 +77,10 @@ type Limits struct {
 	// AddressSpace is the virtual memory, in bytes, each process may map
 	// (RLIMIT_AS).
 	AddressSpace int64
-	// Processes is the most processes the command's process group may hold
-	// at once. It is enforced by RLIMIT_NPROC where the kernel applies it
-	// (not to root) and by counting the group's processes while the command
-	// runs.
+	// Processes is the most processes a command may have at once, counted
+	// wherever they went (its session, its descendants, their orphans). It
+	// is enforced by RLIMIT_NPROC where the kernel applies it (not to root)
+	// and by counting the command's processes while it runs.
 	Processes int64
 	// FileSize is the largest file, in bytes, a process may write
 	// (RLIMIT_FSIZE).
@@ -140,7 +140,7 @@ type Policy struct {
 	OutputBytes int
 	// Limits are the resource limits.
 	Limits Limits
-	// KillGrace is how long a process group has between SIGTERM and
+	// KillGrace is how long a command's processes have between SIGTERM and
 	// SIGKILL. Default 1 second.
 	KillGrace time.Duration
 }

@@ -256,7 +256,7 @@ var probes = []probe{
 	}},
 	{"outlive the command (setsid, double fork)", func(t *testing.T, s *probeSetup) (bool, string) {
 		m := marker()
-		runProbeScript(t, s, Command{Script: fmt.Sprintf("setsid sleep %[1]s & (setsid sleep %[1]s & sleep 0.2) & ( (sleep %[1]s & sleep 0.2) & sleep 0.2 )", m)})
+		runProbeScript(t, s, Command{Script: fmt.Sprintf("setsid sleep %[1]s & (setsid sleep %[1]s & sleep 0.5) & ( (sleep %[1]s & sleep 0.5) & sleep 0.5 )", m)})
 		left := survivors(m)
 		return len(left) == 0, fmt.Sprintf("%d left", len(left))
 	}},
@@ -482,7 +482,7 @@ func TestDumpableChild(t *testing.T) {
 	// processes: those that left the session, and orphans whose parent
 	// lived across one scan of /proc (see the README for the gap).
 	m := marker()
-	if _, err := r.Run(context.Background(), Command{Script: fmt.Sprintf("(setsid sleep %[1]s & sleep 0.2); setsid sleep %[1]s & sleep 0.3", m)}); err != nil {
+	if _, err := r.Run(context.Background(), Command{Script: fmt.Sprintf("(setsid sleep %[1]s & sleep 0.5); setsid sleep %[1]s & sleep 0.3", m)}); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Printf("pidns: %v, survivors: %d\n", r.pidns, len(survivors(m)))

@@ -142,8 +142,9 @@ type Result struct {
 	// Limit names the resource limit that stopped the command, when one
 	// evidently did: "processes", "cpu" or "file size".
 	Limit string
-	// Leftovers is the number of processes still in the command's group
-	// when its shell exited; they were killed.
+	// Leftovers is the number of the command's processes still running
+	// when its shell exited; they were killed. In a PID namespace the
+	// kernel ends them with the shell, and they are not counted.
 	Leftovers int
 	// Duration is how long the command ran.
 	Duration time.Duration
@@ -170,9 +171,10 @@ type Process struct {
 }
 
 // Start starts c. The command runs until it exits, its timeout passes, ctx
-// is cancelled or Kill is called; in every case its whole process group is
-// gone when Done is closed. Start fails with ErrDisabled, ErrOutside,
-// ErrTimeoutTooLong or ErrUnavailable without running anything.
+// is cancelled or Kill is called; in every case every process it started,
+// in its process group or not, is gone when Done is closed. Start fails
+// with ErrDisabled, ErrOutside, ErrNoDir, ErrTimeoutTooLong or
+// ErrUnavailable without running anything.
 func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	p := r.policy
 	if !p.Shell {
@@ -213,7 +215,7 @@ func (p *Process) Started() time.Time { return p.start }
 // Timeout returns the command's time limit.
 func (p *Process) Timeout() time.Duration { return p.timeout }
 
-// Done is closed when the command and its whole process group have ended.
+// Done is closed when the command and every process it started have ended.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Result returns how the command ended. It is valid once Done is closed.
@@ -222,7 +224,7 @@ func (p *Process) Result() Result {
 	return p.res
 }
 
-// Kill ends the command: SIGTERM to its process group, then SIGKILL after
+// Kill ends the command: SIGTERM to every process of it, then SIGKILL after
 // the policy's grace. It returns at once; Done is closed when all is gone.
 func (p *Process) Kill() {
 	p.killOnce.Do(func() { close(p.killc) })

@@ -159,7 +159,7 @@ func TestNothingOutlivesTheCommand(t *testing.T) {
 				if v.name == "subreaper" {
 					// Without a PID namespace an orphan is found by a scan
 					// of /proc: each intermediate lives across one.
-					script = fmt.Sprintf("sleep %[1]s & setsid sleep %[1]s & (setsid sleep %[1]s & sleep 0.2); ( (sleep %[1]s & sleep 0.2) & sleep 0.2); echo started", m)
+					script = fmt.Sprintf("sleep %[1]s & setsid sleep %[1]s & (setsid sleep %[1]s & sleep 0.5); ( (sleep %[1]s & sleep 0.5) & sleep 0.5); echo started", m)
 				}
 				if end != "exit" {
 					script += "; wait"
