@@ -2,8 +2,8 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -106,12 +106,13 @@ func TestCancelKillsCommand(t *testing.T) {
 	defer s.Close()
 	c := startStdio(t, s, StdioOptions{})
 	c.initialize(nil)
-	c.send(request(1, "tools/call", callParams("bash", map[string]any{"command": "echo $$ > pid; exec sleep 30"}, nil)))
+	// The pid the command sees may be its PID namespace's: /proc of the
+	// host, found through its unique sleep, names it outside.
+	arg := fmt.Sprintf("30.%d", time.Now().UnixNano()%1e9)
+	c.send(request(1, "tools/call", callParams("bash", map[string]any{"command": "exec sleep " + arg}, nil)))
 	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && len(b) > 1 {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
+		pid = processWithArg(arg)
 		if time.Now().After(deadline) {
 			t.Fatal("the command did not start")
 		}
@@ -125,4 +126,19 @@ func TestCancelKillsCommand(t *testing.T) {
 			t.Fatalf("process %d still runs after the call was cancelled", pid)
 		}
 	}
+}
+
+// processWithArg returns a process whose command line holds arg, or 0.
+func processWithArg(arg string) int {
+	procs, _ := os.ReadDir("/proc")
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline"); err == nil && strings.Contains(string(b), "\x00"+arg+"\x00") {
+			return pid
+		}
+	}
+	return 0
 }

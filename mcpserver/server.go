@@ -231,6 +231,10 @@ func (s *Server) Close() error {
 // Workspace returns the default workspace's directory.
 func (s *Server) Workspace() string { return s.def.Workspace().Dir() }
 
+// Sandbox describes how the default engine runs commands: see
+// praxis.Engine.Sandbox.
+func (s *Server) Sandbox() string { return s.def.Sandbox() }
+
 // syncTools mounts the default engine's catalog on the protocol server:
 // tools added to the catalog since the last call are mounted, tools
 // removed from it unmounted. Every tool of the catalog is served; nothing

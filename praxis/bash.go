@@ -319,7 +319,7 @@ func (e *Engine) bash(ctx context.Context, raw json.RawMessage) (Result, error) 
 		case <-ctx.Done():
 			p.Kill()
 			<-p.Done()
-			return Result{}, Errorf(ECancelled, "bash cancelled; the command's process group was killed")
+			return Result{}, Errorf(ECancelled, "bash cancelled; the command and every process it started were killed")
 		case <-tick.C:
 			el := time.Since(p.Started())
 			ReportProgress(ctx, el.Seconds(), p.Timeout().Seconds(),
@@ -369,6 +369,8 @@ func sandboxError(err error, ws *Workspace) error {
 		return Errorf(EPolicy, "%v", err)
 	case errors.Is(err, sandbox.ErrOutside):
 		return Errorf(EPathOutside, "%v", err).WithDetail("workspace root: " + ws.dir)
+	case errors.Is(err, sandbox.ErrNoDir):
+		return Errorf(ENotDir, "%v", err).WithDetail("cwd must name an existing directory inside the workspace root: " + ws.dir)
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return Errorf(EUnavailable, "%v", err)
 	}
@@ -384,10 +386,10 @@ func commandResult(r sandbox.Result, limit time.Duration) (Result, error) {
 	appendStreams(&b, r.Stdout, r.Stderr)
 	switch {
 	case r.TimedOut:
-		return Result{}, Errorf(ETimeout, "the command ran past its time limit of %v; its process group was killed", limit).
+		return Result{}, Errorf(ETimeout, "the command ran past its time limit of %v; it and every process it started were killed", limit).
 			WithDetail(b.String() + "Ask for a longer timeout_ms (up to the policy maximum), or run it with background: true.")
 	case r.Limit == "processes":
-		return Result{}, Errorf(EBudgetExceeded, "the command started more processes than the policy allows; its process group was killed").
+		return Result{}, Errorf(EBudgetExceeded, "the command started more processes than the policy allows (limits.processes, counted wherever they went); all of them were killed").
 			WithDetail(b.String())
 	case r.Killed:
 		return Result{}, Errorf(ECancelled, "the command was killed (the engine is closing)").WithDetail(b.String())

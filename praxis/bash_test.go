@@ -4,6 +4,7 @@ package praxis
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,36 +30,31 @@ func withShell(edit func(*sandbox.Policy)) func(*Options) {
 	}
 }
 
-// processAlive reports whether pid is a live process (not a zombie).
-func processAlive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	state := strings.Fields(string(data[i+1:]))[0]
-	return state != "Z" && state != "X"
+// sleepMarker returns a duration for sleep that no other process on the
+// machine uses, so that the test can find its sleeps from outside
+// whatever PID namespace they run in.
+func sleepMarker() string {
+	return fmt.Sprintf("3000.%d", time.Now().UnixNano()%1e9)
 }
 
-func readPIDs(t *testing.T, path string) []int {
+// mustLeaveNone fails the test if a process whose command line holds the
+// argument marker is alive, and kills it.
+func mustLeaveNone(t *testing.T, marker string) {
 	t.Helper()
-	var ps []int
-	for _, f := range strings.Fields(readTestFile(t, path)) {
-		n, err := strconv.Atoi(f)
+	procs, _ := os.ReadDir("/proc")
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
 		if err != nil {
-			t.Fatalf("%s: not a pid: %q", path, f)
+			continue
 		}
-		ps = append(ps, n)
-	}
-	return ps
-}
-
-func mustBeDead(t *testing.T, pids []int) {
-	t.Helper()
-	for _, pid := range pids {
-		if processAlive(pid) {
+		cmdline, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if i := strings.LastIndexByte(string(stat), ')'); err != nil || i < 0 || strings.HasPrefix(string(stat[i+1:]), " Z") {
+			continue
+		}
+		if strings.Contains(string(cmdline), "\x00"+marker+"\x00") {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("process %d is still alive", pid)
+			t.Errorf("process %d (sleep %s) is still alive", pid, marker)
 		}
 	}
 }
@@ -131,13 +127,14 @@ func TestBashRefusals(t *testing.T) {
 }
 
 func TestBashTimeout(t *testing.T) {
-	e, dir := newTestEngine(t, nil, withShell(nil))
+	e, _ := newTestEngine(t, nil, withShell(nil))
+	m := sleepMarker()
 	res := call(t, e, "bash", map[string]any{
-		"command":    "echo before; sleep 300 & echo $! > pids; sleep 300 & echo $! >> pids; wait",
+		"command":    "echo before; sleep " + m + " & sleep " + m + " & wait",
 		"timeout_ms": 1000,
 	})
 	mustFail(t, res, ETimeout, "ran past its time limit of 1s", "--- stdout ---\nbefore\n")
-	mustBeDead(t, readPIDs(t, filepath.Join(dir, "pids")))
+	mustLeaveNone(t, m)
 }
 
 func TestBashProcessLimit(t *testing.T) {
@@ -160,12 +157,13 @@ func TestBashCancel(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	res, err := e.Catalog().Call(ctx, "bash", []byte(`{"command": "echo $$ > pids; sleep 300 & echo $! >> pids; wait"}`))
+	m := sleepMarker()
+	res, err := e.Catalog().Call(ctx, "bash", []byte(`{"command": "echo $$ > pids; sleep `+m+` & echo $! >> pids; wait"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustFail(t, res, ECancelled)
-	mustBeDead(t, readPIDs(t, pidFile))
+	mustLeaveNone(t, m)
 }
 
 func TestBashProgress(t *testing.T) {
@@ -194,11 +192,12 @@ func TestBashProgress(t *testing.T) {
 var jobID = regexp.MustCompile(`job (\d+)`)
 
 func TestBackgroundJob(t *testing.T) {
-	e, dir := newTestEngine(t, nil, withShell(nil))
+	e, _ := newTestEngine(t, nil, withShell(nil))
+	m := sleepMarker()
 	res := mustOK(t, call(t, e, "bash", map[string]any{
 		// printf keeps the words it prints out of the command, which
 		// job_output shows too.
-		"command":    "echo $$ > pids; printf 'fi%st\\n' rs; sleep 0.3; printf 'sec%sd\\n' on; sleep 300 & echo $! >> pids; wait",
+		"command":    "printf 'fi%st\\n' rs; sleep 0.3; printf 'sec%sd\\n' on; sleep " + m + " & wait",
 		"background": true,
 	}))
 	id := jobID.FindStringSubmatch(res.Text)
@@ -227,7 +226,7 @@ func TestBackgroundJob(t *testing.T) {
 	if !strings.HasPrefix(killed.Text, "job "+id[1]+" killed") {
 		t.Errorf("job_kill:\n%s", killed.Text)
 	}
-	mustBeDead(t, readPIDs(t, filepath.Join(dir, "pids")))
+	mustLeaveNone(t, m)
 	after := mustOK(t, call(t, e, "job_output", map[string]any{"job": id[1]}))
 	if after.Structured.(map[string]any)["running"] != false {
 		t.Errorf("killed job still running:\n%s", after.Text)
@@ -265,9 +264,10 @@ func TestCloseEndsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := sleepMarker()
 	for range 3 {
 		mustOK(t, call(t, e, "bash", map[string]any{
-			"command":    "echo $$ >> pids; trap '' TERM; sleep 300 & echo $! >> pids; wait",
+			"command":    "echo $$ >> pids; trap '' TERM; sleep " + m + " & echo $! >> pids; wait",
 			"background": true,
 		}))
 	}
@@ -277,14 +277,13 @@ func TestCloseEndsJobs(t *testing.T) {
 			break
 		}
 	}
-	pids := readPIDs(t, pidFile)
-	if len(pids) != 6 {
-		t.Fatalf("pids: %v", pids)
+	if b, _ := os.ReadFile(pidFile); strings.Count(string(b), "\n") != 6 {
+		t.Fatalf("pids: %q", b)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mustBeDead(t, pids)
+	mustLeaveNone(t, m)
 }
 
 // Under bwrap, commands cannot change the protected files that set the

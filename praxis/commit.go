@@ -182,8 +182,11 @@ type committer struct {
 	lock  *commitLock
 	sync  bool
 	log   *slog.Logger
-	// allowed refuses a target of a recovered record that the engine's
-	// tools could not write (a forged record).
+	// allowed refuses a target the engine's tools may not write (a
+	// protected file, by identity, or the engine's own state). It runs
+	// under the lock for every file of every commit, just before the
+	// intent record is written, and for every target of a recovered
+	// record (which a forged record could name).
 	allowed func(rel string) error
 	// hook, when set by a test, runs before each file is checked ("verify")
 	// and before it is renamed ("write"); an error it returns fails the
@@ -221,6 +224,13 @@ func (c *committer) commit(ctx context.Context, prepare func() ([]fileWrite, err
 
 // write commits ws, which the caller prepared under the lock.
 func (c *committer) write(ws []fileWrite) error {
+	if c.allowed != nil {
+		for _, w := range ws {
+			if err := c.allowed(w.Path); err != nil {
+				return err
+			}
+		}
+	}
 	rec := intent{Files: make([]intentFile, len(ws))}
 	for i, w := range ws {
 		dir, base := path.Split(w.Path)

@@ -27,9 +27,11 @@ type Options struct {
 	// HistoryBytes bounds the memory of earlier file versions kept so that
 	// anchors survive the engine's own edits. Default 64 MiB.
 	HistoryBytes int64
-	// Protected lists workspace-relative paths that write_file and edit_file
-	// refuse to change (E_POLICY), such as the files that set the engine's
-	// own policy. A path ending in "/" protects a directory tree.
+	// Protected lists workspace-relative paths that the engine's writers
+	// (write_file, edit_file, the memory tools) refuse to change (E_POLICY),
+	// such as the files that set the engine's own policy. A path ending in
+	// "/" protects a directory tree. Protection follows the file, not its
+	// spelling: see checkProtected.
 	Protected []string
 	// NoSync skips fsync on writes. Writes stay atomic, but not durable
 	// across a power loss. For tests and benchmarks.
@@ -82,7 +84,8 @@ type Engine struct {
 	// error it returns fails that step.
 	testHook func(stage, rel string) error
 
-	shell *shell // the bash tool's runner and background jobs
+	shell   *shell      // the bash tool's runner and background jobs
+	protect *protection // the files no writer may change
 }
 
 func (e *Engine) hook(stage, rel string) error {
@@ -120,6 +123,7 @@ func New(opts Options) (*Engine, error) {
 		history: newHistory(opts.HistoryBytes),
 		memSem:  make(chan struct{}, 1),
 	}
+	e.protect = newProtection(ws, opts.Protected)
 	e.commits = &committer{root: ws.root, state: StateDir, lock: newCommitLock(ws.root, StateDir),
 		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook}
 	e.recoverCommits()
@@ -127,6 +131,11 @@ func New(opts Options) (*Engine, error) {
 	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
 		ws.Close()
 		return nil, err
+	}
+	if r := e.shell.runner; r != nil && r.Fallback() != "" {
+		// Isolation auto found no working bwrap: commands run unisolated,
+		// said once, with the reason.
+		e.log.Warn("sandbox: "+r.Describe(), "workspace", ws.dir)
 	}
 	e.catalog, err = NewCatalog(slices.Concat(
 		e.fileTools(),
@@ -145,6 +154,17 @@ func New(opts Options) (*Engine, error) {
 
 // Catalog returns the engine's tools.
 func (e *Engine) Catalog() *Catalog { return e.catalog }
+
+// Sandbox describes in one line how the bash tool runs commands: the
+// isolation actually in force (under isolation auto, bwrap or none as
+// probed, and why none), the network and Unix sockets; or that the shell
+// is disabled.
+func (e *Engine) Sandbox() string {
+	if r := e.shell.runner; r != nil {
+		return r.Describe()
+	}
+	return "shell disabled"
+}
 
 // Workspace returns the engine's workspace.
 func (e *Engine) Workspace() *Workspace { return e.ws }

@@ -206,20 +206,15 @@ func (f fileInfo) appendHeader(b []byte) []byte {
 	return append(b, '\n')
 }
 
-// checkWritable refuses writes to protected paths and to the engine's
-// state directory.
+// checkWritable refuses writes to the engine's state directory and to
+// protected files, whatever path reaches them (see checkProtected). Every
+// file the workspace's committer writes, and every target of a recovered
+// intent record, passes it.
 func (e *Engine) checkWritable(rel string) error {
 	if rel == StateDir || strings.HasPrefix(rel, StateDir+"/") {
 		return Errorf(EPolicy, "%s is in %s, the engine's own state: the file tools may not change it", rel, StateDir)
 	}
-	for _, p := range e.opts.Protected {
-		p = strings.TrimPrefix(path.Clean("/"+p), "/")
-		if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) || strings.HasPrefix(rel, p+"/") {
-			return Errorf(EPolicy, "%s is protected: the engine's file tools may not change it", rel).
-				WithDetail("It sets Praxis's own policy; a person changes it by hand.")
-		}
-	}
-	return nil
+	return e.checkProtected(e.ws.real, rel)
 }
 
 // writeTarget resolves a caller's path to the file a write replaces:
@@ -232,17 +227,12 @@ func (e *Engine) writeTarget(p string) (string, error) {
 	if rel == "." {
 		return "", Errorf(EIsDir, "%s is the workspace root, a directory", p)
 	}
-	if err := e.checkWritable(rel); err != nil {
-		return "", err
-	}
 	target, err := e.ws.resolveLinks(rel)
 	if err != nil {
 		return "", err
 	}
-	if target != rel {
-		if err := e.checkWritable(target); err != nil {
-			return "", err
-		}
+	if err := e.checkProtected(e.ws.real, target); err != nil {
+		return "", err
 	}
 	return target, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,8 +20,8 @@ import (
 // /tmp, the Hide paths covered, the workspace and the Writable paths
 // read-write, the ReadOnly paths
 // read-only again (and not removable, nor movable with their directories),
-// no capabilities, and with the network off a network
-// namespace holding only loopback. bwrap is not given --new-session: the
+// no capabilities, the seccomp filter (on fd seccompFD: see seccompFilter),
+// and with the network off a network namespace holding only loopback. bwrap is not given --new-session: the
 // runner already starts it in a session without a controlling terminal,
 // and keeping the command in bwrap's process group lets the runner count
 // and kill it from outside.
@@ -39,6 +40,9 @@ func (r *Runner) bwrapArgs(dir string) []string {
 	}
 	if p.networkOff() {
 		args = append(args, "--unshare-net")
+	}
+	if r.filter != nil {
+		args = append(args, "--seccomp", strconv.Itoa(seccompFD))
 	}
 	ws := realPath(p.Workspace)
 	// Hidden paths are covered before the workspace is mounted, so that
@@ -108,6 +112,10 @@ func realPath(p string) string {
 	return p
 }
 
+// seccompFD is the descriptor on which bwrap reads the seccomp filter: the
+// first of exec.Cmd's ExtraFiles.
+const seccompFD = 3
+
 // probeBwrap finds bwrap and checks that it can build the sandbox the policy
 // asks for, by running true in it. Its error names what is missing.
 func (r *Runner) probeBwrap() error {
@@ -120,12 +128,21 @@ func (r *Runner) probeBwrap() error {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, r.policy.Workspace)
 	}
+	if r.filter, err = seccompFilter(r.policy.UnixSockets); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	args := append(r.bwrapArgs(ws), "true")
 	cmd := exec.CommandContext(ctx, path, args[1:]...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	filter, err := filterFile(r.filter)
+	if err != nil {
+		return err
+	}
+	defer filter.Close()
+	cmd.ExtraFiles = []*os.File{filter}
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(out.String())
 		if msg == "" {
@@ -192,4 +209,18 @@ func hide(args []string, path string) []string {
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && filepath.IsLocal(rel)
+}
+
+// filterFile returns a pipe from which bwrap reads prog, written whole.
+func filterFile(prog []byte) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if _, err := w.Write(prog); err != nil { // far below a pipe's buffer
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }

@@ -19,6 +19,7 @@ type fileConfig struct {
 	Shell           *bool          `yaml:"shell"`
 	Isolation       *Isolation     `yaml:"isolation"`
 	Network         *onOff         `yaml:"network"`
+	UnixSockets     *onOff         `yaml:"unix_sockets"`
 	Env             *[]string      `yaml:"env"`
 	Writable        *[]string      `yaml:"writable"`
 	Hide            *[]string      `yaml:"hide"`
@@ -45,8 +46,9 @@ type fileConfig struct {
 // sections of the file are ignored. Unknown keys in the section and
 // malformed values are errors. The policy itself is checked by New.
 //
-// The keys: shell (bool), isolation (none, bwrap, docker), network (on, off), env
-// (list of names or prefixes ending in *), writable and hide (lists of
+// The keys: shell (bool), isolation (auto, bwrap, docker, none), network
+// (on, off), unix_sockets (on, off), env (list of names, or prefix patterns
+// ending in *; an empty list passes nothing), writable and hide (lists of
 // absolute paths; a leading ~/ is the home directory), timeout, max_timeout,
 // background_after, kill_grace (durations such as 90s or 5m), output_bytes,
 // image and engine (isolation docker), and under limits: cpu_seconds,
@@ -83,6 +85,9 @@ func ApplyConfig(p *Policy, data []byte) error {
 	}
 	if c.Network != nil {
 		p.Network = Network(*c.Network)
+	}
+	if c.UnixSockets != nil {
+		p.UnixSockets = Network(*c.UnixSockets) == NetworkOn
 	}
 	if c.Env != nil {
 		p.Env = append([]string{}, *c.Env...)
@@ -149,7 +154,7 @@ func (o *onOff) UnmarshalYAML(n *yaml.Node) error {
 	case "off", "false", "no":
 		*o = onOff(NetworkOff)
 	default:
-		return fmt.Errorf("line %d: network %q: want on or off", n.Line, n.Value)
+		return fmt.Errorf("line %d: %q: want on or off", n.Line, n.Value)
 	}
 	return nil
 }

@@ -47,6 +47,7 @@ func TestApplyConfigLayers(t *testing.T) {
 		"# only a comment\n",
 		"sandbox:\n",
 		"sandbox: {network: on, limits: {processes: 50}}",
+		"sandbox: {unix_sockets: on}",
 		"sandbox:\n  shell: false\n",
 	} {
 		if err := ApplyConfig(&p, []byte(f)); err != nil {
@@ -54,7 +55,7 @@ func TestApplyConfigLayers(t *testing.T) {
 		}
 	}
 	if p.Isolation != IsolationBwrap || p.Timeout != 10*time.Second || p.Network != NetworkOn ||
-		p.Limits.Processes != 50 || p.Limits.FileSize != DefaultFileSize || p.Shell {
+		p.Limits.Processes != 50 || p.Limits.FileSize != DefaultFileSize || p.Shell || !p.UnixSockets {
 		t.Errorf("layered policy: %+v", p)
 	}
 }
@@ -62,11 +63,12 @@ func TestApplyConfigLayers(t *testing.T) {
 func TestApplyConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"sandbox:\n  isolaton: bwrap", "line 2: field isolaton not found"},
-		{"sandbox: {network: maybe}", `network "maybe": want on or off`},
+		{"sandbox: {network: maybe}", `"maybe": want on or off`},
 		{"sandbox: {timeout: soon}", "soon"},
 		{"sandbox: {limits: {address_space: 4 gigs}}", `"4 gigs" is not a count`},
 		{"sandbox: {limits: {processes: -3}}", `"-3" is not a count`},
 		{"sandbox: {output_bytes: unlimited}", "output_bytes cannot be unlimited"},
+		{"sandbox: {unix_sockets: sometimes}", `"sometimes": want on or off`},
 		{"sandbox: [1, 2]", "line 1"},
 		{"sandbox: {shell: true", "did not find"},
 	} {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,17 +18,83 @@ import (
 // checkPlatform reports whether this system can run commands.
 func checkPlatform(Policy) error { return nil }
 
-// start runs c, already checked, in dir with the given time limit.
-func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.Duration) (*Process, error) {
+// protectPraxis prepares the Praxis process for commands under none: it
+// marks it non-dumpable, so that a command running as the same user cannot
+// read /proc/PID/environ or mem of Praxis (root still can), and gives each
+// command a PID namespace where that is permitted (the kernel kills every
+// process in it when the shell ends), or else makes Praxis a child
+// subreaper, so that orphans of a command come to Praxis, where the
+// runner finds and kills them, instead of to init. Under bwrap the
+// sandbox's own PID namespace does both.
+//
+// Praxis stays a subreaper for the rest of its life. It reaps only the
+// orphans it attributes to a command, never a child os/exec waits for,
+// so others' exit statuses are not taken; orphans of processes started by
+// other parts of the program stay zombies until Praxis exits.
+func (r *Runner) protectPraxis() error {
+	if r.mode != IsolationNone {
+		return nil
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("%w: cannot make Praxis non-dumpable: %v", ErrUnavailable, err)
+	}
+	r.pidns = r.probePIDNamespace()
+	if r.pidns {
+		return nil
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("%w: cannot make Praxis a child subreaper: %v", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// probePIDNamespace reports whether this process may give a child a PID
+// namespace of its own, which needs CAP_SYS_ADMIN: in practice, whether
+// Praxis runs as root. (A user namespace would let other users make one,
+// but its ID maps must be written by Praxis into the child's /proc, which
+// a non-dumpable Praxis cannot do.)
+func (r *Runner) probePIDNamespace() bool {
+	cmd := exec.Command(r.bash, "-c", ":")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	return cmd.Run() == nil
+}
+
+// start runs c, already checked, in the directory dir, opened inside the
+// workspace, with the given time limit.
+func (r *Runner) start(ctx context.Context, c Command, dir *os.File, timeout time.Duration) (*Process, error) {
 	p := r.policy
 	env := p.environ(os.Environ(), c.Env)
-	path, args := r.bash, []string{"bash", "-c", limitPrefix(p.Limits) + c.Script}
-	if p.Isolation == IsolationBwrap {
+	script := limitPrefix(p.Limits) + c.Script
+	// The child changes to the opened directory by its descriptor, which
+	// it inherits across the fork: a path swapped for a symlink after the
+	// check cannot move it.
+	cwd := "/proc/self/fd/" + strconv.Itoa(int(dir.Fd()))
+	real, err := os.Readlink(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	path, args := r.bash, []string{"bash", "-c", script}
+	var extra []*os.File
+	if r.mode == IsolationBwrap {
 		if _, err := os.Stat(r.bwrap); err != nil {
 			return nil, fmt.Errorf("%w: bwrap at %s: %v", ErrUnavailable, r.bwrap, err)
 		}
-		path, args = r.bwrap, append(r.bwrapArgs(dir), args...)
+		// Inside, bwrap changes directory by path; before the script
+		// runs, the shell checks with the kernel (not with bash's own
+		// idea of its directory, which is a path string) that it landed
+		// where the check said.
+		script = "[ \"$(readlink /proc/self/cwd)\" = " + shellQuote(real) + " ] || { echo 'praxis: the working directory moved while the command started' >&2; exit 126; }; " + script
+		path, args = r.bwrap, append(r.bwrapArgs(real), "bash", "-c", script)
 		env = append(env, "TMPDIR=/tmp")
+		filter, err := filterFile(r.filter)
+		if err != nil {
+			return nil, err
+		}
+		defer filter.Close()
+		extra = []*os.File{filter}
+	} else if r.pidns {
+		attr.Cloneflags = syscall.CLONE_NEWPID
 	}
 
 	outR, outW, err := os.Pipe()
@@ -40,13 +108,14 @@ func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.
 		return nil, err
 	}
 	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   args,
-		Env:    env,
-		Dir:    dir,
-		Stdin:  c.Stdin,
-		Stdout: outW,
-		Stderr: errW,
+		Path:       path,
+		Args:       args,
+		Env:        env,
+		Dir:        cwd,
+		Stdin:      c.Stdin,
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: extra,
 		// A session of its own: a process group to kill as a whole, and no
 		// controlling terminal to read or inject keystrokes into.
 		// Pdeathsig ends the shell (and under bwrap, through
@@ -54,7 +123,7 @@ func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.
 		// cleaning up. The kernel ties it to the thread that started the
 		// command, and the Go runtime keeps its threads alive unless a
 		// goroutine locked to one exits.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: attr,
 		// Bounds the wait for the stdin copier when a process that left
 		// the group keeps the pipe open.
 		WaitDelay: p.KillGrace,
@@ -86,6 +155,11 @@ func (r *Runner) start(ctx context.Context, c Command, dir string, timeout time.
 	return proc, nil
 }
 
+// shellQuote quotes s for bash.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // supervise waits for the shell to exit, enforcing the timeout, ctx, Kill
 // and the process limit on the way, then clears the process group, reaps
 // the shell and finishes the output.
@@ -107,20 +181,9 @@ func (p *Process) supervise(ctx context.Context) {
 	}()
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
-	var tick <-chan time.Time
-	watch := &groupWatch{pgid: p.pid, limit: int(pol.Limits.Processes)}
-	if pol.Limits.Processes > 0 {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		tick = t.C
-	}
-	stop := func(graceful bool) {
-		if graceful {
-			terminate(p.pid, pol.KillGrace)
-		} else {
-			killGroup(p.pid)
-		}
-	}
+	fam := newFamily(p.pid, p.r.mode == IsolationNone && !p.r.pidns, int(pol.Limits.Processes))
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 wait:
 	for {
 		select {
@@ -128,40 +191,42 @@ wait:
 			break wait
 		case <-timer.C:
 			p.res.TimedOut = true
-			stop(true)
+			fam.terminate(pol.KillGrace)
 			break wait
 		case <-ctx.Done():
 			p.res.Killed = true
-			stop(true)
+			fam.terminate(pol.KillGrace)
 			break wait
 		case <-p.killc:
 			p.res.Killed = true
-			stop(true)
+			fam.terminate(pol.KillGrace)
 			break wait
-		case <-tick:
-			if watch.over() {
+		case <-tick.C:
+			// Scanning also keeps track of the family while it runs, so
+			// that processes it orphans are known for its own.
+			if fam.over() {
 				p.res.Limit = "processes"
-				stop(false)
+				fam.kill()
 				break wait
 			}
 		}
 	}
 	<-exited
 	p.res.Duration = time.Since(p.start)
-	// The shell is gone; anything left in its group is a leftover (a
-	// background job, a daemon that did not leave the group). Under bwrap
-	// the shell is bwrap itself, and its PID namespace ends with it: give
-	// the namespace's init a moment to go, taking the rest with it.
-	if pol.Isolation == IsolationBwrap {
+	// The shell is gone; anything left of its family is a leftover (a
+	// background job, a daemon). In a PID namespace (bwrap's, or the
+	// shell's own) the kernel ends the rest with the namespace's init:
+	// give it a moment to.
+	if p.r.mode == IsolationBwrap || p.r.pidns {
 		for deadline := time.Now().Add(250 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if n, err := groupSize(p.pid, p.pid); err != nil || n == 0 {
+			if len(fam.live(false)) == 0 {
 				break
 			}
 		}
 	}
-	if n, _ := groupSize(p.pid, p.pid); n > 0 {
+	if n := len(fam.live(false)); n > 0 {
 		p.res.Leftovers = n
-		terminate(p.pid, pol.KillGrace)
+		fam.terminate(pol.KillGrace)
 	}
 	_ = p.cmd.Wait() // the exit status is in ProcessState; a stdin copy error changes nothing
 

@@ -1,13 +1,16 @@
 // Package sandbox runs shell commands under a Policy: in the workspace, with
 // an allowlisted environment, bounded time, bounded output and resource
-// limits, and optionally inside a bubblewrap sandbox that makes the host
-// read-only and cuts the network.
+// limits, and, where bubblewrap works, inside a sandbox that makes the host
+// read-only, hides credentials, refuses Unix-domain sockets and can cut the
+// network.
 //
 // A Runner never hangs on a command's output (both streams are drained while
-// the command runs), never leaks its processes (every command runs in its
-// own process group, which is killed on timeout, cancellation, and when the
-// command's shell exits), and never runs unisolated when isolation was asked
-// for: New fails with ErrUnavailable instead.
+// the command runs), never leaks its processes (every process a command
+// starts, whether it left the process group, the session or its parent, is
+// killed on timeout, cancellation, and when the command's shell exits), and
+// never runs with less isolation than the policy asks for: under
+// IsolationBwrap New fails with ErrUnavailable instead, and under
+// IsolationAuto the runner reports the mode it fell back to.
 package sandbox
 
 import (
@@ -30,8 +33,13 @@ const (
 	IsolationNone Isolation = "none"
 	// IsolationBwrap runs commands under bubblewrap: the host root
 	// read-only, the workspace read-write, a private /tmp, a new PID
-	// namespace, and, with the network off, a new network namespace.
+	// namespace, a seccomp filter, and, with the network off (its default),
+	// a new network namespace.
 	IsolationBwrap Isolation = "bwrap"
+	// IsolationAuto is IsolationBwrap where bubblewrap works on this
+	// machine and IsolationNone where it does not; Runner.Isolation says
+	// which. The network is on by default.
+	IsolationAuto Isolation = "auto"
 	// IsolationDocker runs commands in a container of Policy.Image through
 	// a Docker Engine API (Docker or Podman): one container per Runner,
 	// holding only the workspace and the Writable paths of the host, with
@@ -39,12 +47,25 @@ const (
 	IsolationDocker Isolation = "docker"
 )
 
+// isolations lists the values of Isolation, from the weakest to the
+// strongest; a new runner adds its value here and a case in New.
+var isolations = []Isolation{IsolationNone, IsolationAuto, IsolationBwrap, IsolationDocker}
+
+// strength orders isolation levels for Loosens; an unknown one is the
+// strongest, so that no setting is taken for a loosening by mistake.
+func (i Isolation) strength() int {
+	if n := slices.Index(isolations, i); n >= 0 {
+		return n
+	}
+	return len(isolations)
+}
+
 // Network says whether commands may use the network.
 type Network string
 
 const (
 	// NetworkDefault leaves the choice to the isolation level: off under
-	// bwrap, unrestricted under none.
+	// bwrap, on under auto and none.
 	NetworkDefault Network = ""
 	NetworkOn      Network = "on"
 	// NetworkOff gives commands a network namespace of their own with only
@@ -61,10 +82,10 @@ type Limits struct {
 	// AddressSpace is the virtual memory, in bytes, each process may map
 	// (RLIMIT_AS).
 	AddressSpace int64
-	// Processes is the most processes the command's process group may hold
-	// at once. It is enforced by RLIMIT_NPROC where the kernel applies it
-	// (not to root) and by counting the group's processes while the command
-	// runs.
+	// Processes is the most processes a command may have at once, counted
+	// wherever they went (its session, its descendants, their orphans). It
+	// is enforced by RLIMIT_NPROC where the kernel applies it (not to root)
+	// and by counting the command's processes while it runs.
 	Processes int64
 	// FileSize is the largest file, in bytes, a process may write
 	// (RLIMIT_FSIZE).
@@ -87,13 +108,20 @@ type Policy struct {
 	Workspace string
 	// Shell enables running commands at all.
 	Shell bool
-	// Isolation is none, bwrap or docker. Default none.
+	// Isolation is auto, bwrap, docker or none. Default auto.
 	Isolation Isolation
 	// Network is on, off, or the isolation's default.
 	Network Network
+	// UnixSockets, under bwrap, lets commands create Unix-domain sockets,
+	// with which they can reach any socket of the host they can see (an
+	// SSH agent, the Docker daemon: root on the host). Off by default: a
+	// seccomp filter refuses socket(AF_UNIX, ...); socketpair still works.
+	UnixSockets bool
 	// Env lists the variables of Praxis's own environment that commands
-	// inherit: exact names, or prefixes ending in "*" such as "LC_*".
-	// Everything else is absent. Nil means DefaultEnv.
+	// inherit: exact names, or prefix patterns ending in "*" ("GO*" admits
+	// every variable whose name starts with GO). Everything else is
+	// absent; an empty, non-nil list passes none at all. Nil means
+	// DefaultEnv.
 	Env []string
 	// Writable lists further absolute paths that commands may write under
 	// bwrap (a build cache, say). Paths that do not exist are skipped.
@@ -125,7 +153,7 @@ type Policy struct {
 	OutputBytes int
 	// Limits are the resource limits.
 	Limits Limits
-	// KillGrace is how long a process group has between SIGTERM and
+	// KillGrace is how long a command's processes have between SIGTERM and
 	// SIGKILL. Default 1 second.
 	KillGrace time.Duration
 	// Image is the container image commands run in under IsolationDocker:
@@ -145,8 +173,16 @@ var DefaultHide = []string{
 	"~/.docker", "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.npmrc", "~/.pypirc",
 }
 
+// LocaleEnv names the locale variables: POSIX's and the GNU C library's
+// further categories. DefaultEnv admits them by name, not by the prefix
+// "LC_", so that a variable such as LC_SECRET does not pass.
+var LocaleEnv = []string{
+	"LANG", "LANGUAGE", "LC_ALL", "LC_COLLATE", "LC_CTYPE", "LC_MESSAGES", "LC_MONETARY", "LC_NUMERIC", "LC_TIME",
+	"LC_ADDRESS", "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_NAME", "LC_PAPER", "LC_TELEPHONE",
+}
+
 // DefaultEnv is the environment allowlist used when Policy.Env is nil.
-var DefaultEnv = []string{"PATH", "HOME", "LANG", "LC_*", "TERM", "TMPDIR", "USER"}
+var DefaultEnv = append([]string{"PATH", "HOME", "TERM", "TMPDIR", "USER"}, LocaleEnv...)
 
 // Defaults of the zero-valued fields.
 const (
@@ -162,16 +198,16 @@ const (
 )
 
 // DefaultPolicy returns the recommended policy for workspace: the shell
-// enabled, no isolation, the default environment, timeouts, output cap and
-// limits.
+// enabled, isolation auto, the default environment, timeouts, output cap
+// and limits.
 func DefaultPolicy(workspace string) Policy {
-	return Policy{Workspace: workspace, Shell: true, Isolation: IsolationNone}.withDefaults()
+	return Policy{Workspace: workspace, Shell: true, Isolation: IsolationAuto}.withDefaults()
 }
 
 // withDefaults returns p with every zero field set to its default.
 func (p Policy) withDefaults() Policy {
 	if p.Isolation == "" {
-		p.Isolation = IsolationNone
+		p.Isolation = IsolationAuto
 	}
 	if p.Env == nil {
 		p.Env = DefaultEnv
@@ -213,6 +249,9 @@ var (
 	ErrDisabled = errors.New("the shell is disabled by policy")
 	// ErrOutside: the working directory is not inside the workspace.
 	ErrOutside = errors.New("the directory is outside the workspace")
+	// ErrNoDir: the working directory does not exist or is not a
+	// directory.
+	ErrNoDir = errors.New("the working directory is not a directory")
 	// ErrTimeoutTooLong: the call asked for more time than MaxTimeout.
 	ErrTimeoutTooLong = errors.New("the timeout is over the policy maximum")
 	// ErrUnavailable: the policy asks for isolation this machine cannot
@@ -224,14 +263,11 @@ var (
 
 // validate checks p, which has its defaults set.
 func (p Policy) validate() error {
-	switch p.Isolation {
-	case IsolationNone, IsolationBwrap:
-	case IsolationDocker:
-		if p.Image == "" {
-			return fmt.Errorf("%w: isolation docker needs image: the container image to run commands in (present in the engine's store; it is never pulled)", ErrInvalid)
-		}
-	default:
-		return fmt.Errorf("%w: isolation %q: want none, bwrap or docker", ErrInvalid, p.Isolation)
+	if !slices.Contains(isolations, p.Isolation) {
+		return fmt.Errorf("%w: isolation %q: want %s", ErrInvalid, p.Isolation, isolationNames())
+	}
+	if p.Isolation == IsolationDocker && p.Image == "" {
+		return fmt.Errorf("%w: isolation docker needs image: the container image to run commands in (present in the engine's store; it is never pulled)", ErrInvalid)
 	}
 	if p.Isolation != IsolationDocker && (p.Limits.Memory > 0 || p.Limits.CPUs > 0) {
 		return fmt.Errorf("%w: limits.memory and limits.cpus are totals that only isolation docker enforces; with isolation %s nothing would", ErrUnavailable, p.Isolation)
@@ -267,15 +303,29 @@ func (p Policy) validate() error {
 	return nil
 }
 
+// Isolations returns the values Policy.Isolation may take, from the
+// weakest to the strongest.
+func Isolations() []Isolation { return slices.Clone(isolations) }
+
+// isolationNames lists the isolation values for messages.
+func isolationNames() string {
+	names := make([]string, len(isolations))
+	for i, v := range isolations {
+		names[i] = string(v)
+	}
+	return strings.Join(names, ", ")
+}
+
 // networkOff reports whether commands get no network.
 func (p Policy) networkOff() bool {
 	return p.Network == NetworkOff || (p.Network == NetworkDefault && (p.Isolation == IsolationBwrap || p.Isolation == IsolationDocker))
 }
 
 // environ builds a command's environment: the allowlisted variables of
-// base (in "KEY=value" form), then extra, which wins over base.
+// base (in "KEY=value" form), then extra, which wins over base. It is
+// never nil: os/exec gives a nil environment the whole of Praxis's own.
 func (p Policy) environ(base []string, extra map[string]string) []string {
-	var env []string
+	env := []string{}
 	for _, kv := range base {
 		k, _, ok := strings.Cut(kv, "=")
 		if _, override := extra[k]; !ok || override {
@@ -291,6 +341,23 @@ func (p Policy) environ(base []string, extra map[string]string) []string {
 	return env
 }
 
+// admits reports whether every variable the allowlist entry e admits is
+// admitted by list.
+func admits(list []string, e string) bool {
+	prefix, pattern := strings.CutSuffix(e, "*")
+	if !pattern {
+		return allowed(list, e)
+	}
+	for _, a := range list {
+		if p, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(prefix, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowed reports whether the allowlist admits the variable name: an entry
+// ending in "*" is a prefix pattern, any other an exact name.
 func allowed(list []string, name string) bool {
 	for _, a := range list {
 		if prefix, ok := strings.CutSuffix(a, "*"); ok {
@@ -304,31 +371,58 @@ func allowed(list []string, name string) bool {
 	return false
 }
 
-// inside reports whether dir, absolute and with symlinks resolved, lies in
-// the workspace (also resolved).
-func (p Policy) inside(dir string) (string, error) {
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(p.Workspace, dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("working directory %s: %w", dir, err)
-	}
+// openDir opens the working directory dir, absolute or relative to the
+// workspace, through an os.Root of the workspace, so that neither .. nor a
+// symlink, nor one swapped in meanwhile, can lead outside. The command
+// then starts in the opened directory itself, not at a path.
+func (p Policy) openDir(dir string) (*os.File, error) {
 	ws, err := filepath.EvalSymlinks(p.Workspace)
 	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", p.Workspace, err)
+		return nil, fmt.Errorf("workspace %s: %w", p.Workspace, err)
 	}
-	if real != ws && !strings.HasPrefix(real, ws+string(filepath.Separator)) {
-		return "", fmt.Errorf("%w: %s (workspace %s)", ErrOutside, dir, p.Workspace)
+	rel := filepath.Clean(dir)
+	if filepath.IsAbs(dir) {
+		rel = ""
+		for _, base := range []string{filepath.Clean(p.Workspace), ws} {
+			if r, err := filepath.Rel(base, dir); err == nil && filepath.IsLocal(r) || r == "." {
+				rel = r
+				break
+			}
+		}
 	}
-	fi, err := os.Stat(real)
+	outside := fmt.Errorf("%w: %s (workspace %s; give a directory inside it, relative to it or absolute)", ErrOutside, dir, p.Workspace)
+	if !filepath.IsLocal(rel) && rel != "." {
+		return nil, outside
+	}
+	root, err := os.OpenRoot(ws)
 	if err != nil {
-		return "", fmt.Errorf("working directory %s: %w", dir, err)
+		return nil, fmt.Errorf("workspace %s: %w", p.Workspace, err)
 	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("working directory %s: not a directory", dir)
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		if escapes(err) {
+			return nil, outside
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrNoDir, dir, errors.Unwrap(err))
 	}
-	return real, nil
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s", ErrNoDir, dir)
+	}
+	return f, nil
+}
+
+// escapes reports whether err is os.Root's refusal of a path that leaves
+// the root. The os package does not export that error, so it is recognised
+// by its text.
+func escapes(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == "path escapes from parent" {
+			return true
+		}
+	}
+	return false
 }
 
 // Loosens returns the settings in which q allows more than p: the shell
@@ -344,9 +438,11 @@ func (p Policy) Loosens(q Policy) []string {
 	if q.Shell && !p.Shell {
 		out = append(out, "shell")
 	}
-	if p.Isolation == IsolationBwrap && q.Isolation != IsolationBwrap && q.Isolation != IsolationDocker ||
-		p.Isolation == IsolationDocker && q.Isolation != IsolationDocker {
+	if q.Isolation.strength() < p.Isolation.strength() {
 		out = append(out, "isolation")
+	}
+	if q.UnixSockets && !p.UnixSockets {
+		out = append(out, "unix_sockets")
 	}
 	if q.Isolation == IsolationDocker && q.Engine != p.Engine {
 		out = append(out, "engine")
@@ -355,7 +451,7 @@ func (p Policy) Loosens(q Policy) []string {
 		out = append(out, "network")
 	}
 	for _, e := range q.Env {
-		if !slices.Contains(p.Env, e) {
+		if !admits(p.Env, e) {
 			out = append(out, "env")
 			break
 		}

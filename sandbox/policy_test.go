@@ -33,6 +33,10 @@ func TestLoosens(t *testing.T) {
 		{"more writable", func(q *Policy) { q.Writable = []string{"/cache", "/"} }, []string{"writable"}},
 		{"fewer hidden", func(q *Policy) { q.Hide = []string{"~/.ssh"} }, []string{"hide"}},
 		{"more hidden", func(q *Policy) { q.Hide = append(slices.Clone(DefaultHide), "/secret") }, nil},
+		{"isolation auto", func(q *Policy) { q.Isolation = IsolationAuto }, []string{"isolation", "network"}},
+		{"unix sockets", func(q *Policy) { q.UnixSockets = true }, []string{"unix_sockets"}},
+		{"locale by prefix", func(q *Policy) { q.Env = append(q.Env, "LC_*") }, []string{"env"}},
+		{"one locale variable", func(q *Policy) { q.Env = []string{"PATH", "LC_ALL"} }, nil},
 		{"longer max", func(q *Policy) { q.MaxTimeout = time.Hour }, []string{"max_timeout"}},
 		{"unlimited memory", func(q *Policy) { q.Limits.AddressSpace = -1 }, []string{"limits.address_space"}},
 		{"more processes and cpu", func(q *Policy) { q.Limits.Processes = 5000; q.Limits.CPUSeconds = 601 }, []string{"limits.cpu_seconds", "limits.processes"}},
@@ -50,6 +54,15 @@ func TestLoosens(t *testing.T) {
 	off := Policy{Workspace: "/ws"}
 	if got := off.Loosens(DefaultPolicy("/ws")); !reflect.DeepEqual(got, []string{"shell"}) {
 		t.Errorf("enabling the shell: %v", got)
+	}
+	auto := DefaultPolicy("/ws")
+	for _, q := range []Isolation{IsolationBwrap, IsolationAuto} {
+		if got := auto.Loosens(Policy{Workspace: "/ws", Shell: true, Isolation: q}); got != nil {
+			t.Errorf("auto to %s: %v", q, got)
+		}
+	}
+	if got := auto.Loosens(Policy{Workspace: "/ws", Shell: true, Isolation: IsolationNone}); !reflect.DeepEqual(got, []string{"isolation"}) {
+		t.Errorf("auto to none: %v", got)
 	}
 	unlimited := DefaultPolicy("/ws")
 	unlimited.Limits.FileSize = -1

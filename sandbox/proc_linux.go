@@ -56,8 +56,9 @@ func limitPrefix(l Limits) string {
 
 // procEntry is what /proc says of one process.
 type procEntry struct {
-	pid, pgrp int
-	zombie    bool
+	pid, ppid, pgrp, sid int
+	start                uint64 // start time in clock ticks after boot: a pid and its start name one process
+	zombie               bool
 }
 
 // eachProc calls fn for every process /proc lists.
@@ -76,36 +77,204 @@ func eachProc(fn func(procEntry)) error {
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue // gone meanwhile
+		if e, ok := readStat(pid); ok {
+			fn(e)
 		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		pgrp, _ := strconv.Atoi(f[2])
-		e := procEntry{pid: pid, pgrp: pgrp, zombie: f[0] == "Z" || f[0] == "X"}
-		fn(e)
 	}
 	return nil
 }
 
-// groupSize returns the number of live (not zombie) processes in process
-// group pgid, leaving out pid except.
-func groupSize(pgid, except int) (int, error) {
-	n := 0
-	err := eachProc(func(e procEntry) {
-		if e.pgrp == pgid && !e.zombie && e.pid != except {
-			n++
-		}
+// readStat reads /proc/pid/stat; false when the process is gone.
+func readStat(pid int) (procEntry, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procEntry{}, false
+	}
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice threads
+	// itrealvalue starttime ...; comm may hold spaces and parens.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procEntry{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 {
+		return procEntry{}, false
+	}
+	e := procEntry{pid: pid, zombie: f[0] == "Z" || f[0] == "X"}
+	e.ppid, _ = strconv.Atoi(f[1])
+	e.pgrp, _ = strconv.Atoi(f[2])
+	e.sid, _ = strconv.Atoi(f[3])
+	e.start, _ = strconv.ParseUint(f[19], 10, 64)
+	return e, true
+}
+
+// family is the set of processes of one command: its shell (the leader),
+// every process in the leader's session, and every process descended from
+// one of them, including those that left the session and those orphaned
+// by their parent.
+//
+// An orphan goes to the nearest subreaper: bwrap's init or the shell in a
+// PID namespace, where it stays a descendant of the leader; without a
+// namespace, Praxis itself (adopt set). An orphan adopted by Praxis is a
+// member when it was seen as one before, or when its session or process
+// group was made by a member: a daemon's double fork keeps one or the
+// other unless it was started, orphaned and moved to a session of its own
+// between two scans.
+type family struct {
+	self   int  // Praxis's pid
+	leader int  // the shell, or bwrap
+	adopt  bool // Praxis is a subreaper: its children may be orphans of members
+	limit  int  // most live members at once; 0: none
+	known  map[int]uint64
+	// ids holds every pid that was a member, and so may name a session
+	// or process group made by one.
+	ids      map[int]bool
+	lastPID  int // the newest pid of the system at the last scan
+	lastLive int
+}
+
+func newFamily(leader int, adopt bool, limit int) *family {
+	return &family{self: os.Getpid(), leader: leader, adopt: adopt, limit: limit,
+		known: make(map[int]uint64), ids: map[int]bool{leader: true}}
+}
+
+// scan reads /proc and returns the members, alive or zombie, the leader
+// included while it is there.
+func (f *family) scan() []procEntry {
+	procs := make(map[int]procEntry)
+	children := make(map[int][]int)
+	eachProc(func(e procEntry) {
+		procs[e.pid] = e
+		children[e.ppid] = append(children[e.ppid], e.pid)
 	})
-	return n, err
+	member := make(map[int]bool)
+	var queue []int
+	add := func(pid int) {
+		if !member[pid] {
+			member[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	for pid, e := range procs {
+		// The leader's session and process group are the command's: no
+		// one else can join them.
+		if pid == f.leader || e.sid == f.leader || e.pgrp == f.leader {
+			add(pid)
+		}
+	}
+	for pid, start := range f.known {
+		if e, ok := procs[pid]; ok && e.start == start {
+			add(pid)
+		} else {
+			delete(f.known, pid)
+		}
+	}
+	for {
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			for _, c := range children[pid] {
+				add(c)
+			}
+		}
+		if !f.adopt {
+			break
+		}
+		for _, c := range children[f.self] {
+			if e := procs[c]; c != f.leader && !member[c] && (f.ids[e.sid] || f.ids[e.pgrp]) {
+				add(c)
+			}
+		}
+		if len(queue) == 0 {
+			break
+		}
+	}
+	out := make([]procEntry, 0, len(member))
+	for pid := range member {
+		e := procs[pid]
+		out = append(out, e)
+		f.ids[pid] = true
+		if pid != f.leader {
+			f.known[pid] = e.start
+		}
+	}
+	return out
+}
+
+// live returns the members that are not zombies, leaving out the leader
+// when withLeader is false, and reaps the zombies Praxis adopted.
+func (f *family) live(withLeader bool) []procEntry {
+	var out []procEntry
+	for _, e := range f.scan() {
+		switch {
+		case e.zombie:
+			f.reap(e)
+		case e.pid != f.leader || withLeader:
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// reap collects an adopted orphan that has exited. The leader, which
+// os/exec waits for, and processes that are not members are never
+// touched, so no one else's exit status is taken.
+func (f *family) reap(e procEntry) {
+	if f.adopt && e.ppid == f.self && e.pid != f.leader {
+		var ws unix.WaitStatus
+		unix.Wait4(e.pid, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// over reports whether the family holds more live processes than its
+// limit. A full scan is skipped while no process was created on the
+// whole system since the last one (the newest pid in /proc/loadavg is
+// unchanged): every process alive then was seen, so none can be missed.
+func (f *family) over() bool {
+	if last, err := lastPID(); err == nil && last == f.lastPID {
+		return f.limit > 0 && f.lastLive > f.limit
+	} else if err == nil {
+		f.lastPID = last
+	}
+	f.lastLive = len(f.live(true))
+	return f.limit > 0 && f.lastLive > f.limit
+}
+
+// signal sends sig to every live member and to the leader's process
+// group, and returns how many members there were.
+func (f *family) signal(sig syscall.Signal) int {
+	members := f.live(true)
+	syscall.Kill(-f.leader, sig)
+	for _, e := range members {
+		syscall.Kill(e.pid, sig)
+	}
+	return len(members)
+}
+
+// terminate sends SIGTERM to the family, waits up to grace for it to
+// empty, then kills what is left.
+func (f *family) terminate(grace time.Duration) {
+	if f.signal(syscall.SIGTERM) == 0 {
+		return
+	}
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if len(f.live(true)) == 0 {
+			return
+		}
+	}
+	f.kill()
+}
+
+// kill sends SIGKILL to the family until it holds no live process: a
+// process forking while the signal is delivered may add one.
+func (f *family) kill() {
+	for range 500 {
+		if f.signal(syscall.SIGKILL) == 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // userProcesses returns the number of processes owned by uid.
@@ -133,73 +302,16 @@ func userProcesses(uid int) (int, error) {
 	return n, nil
 }
 
-// terminate sends SIGTERM to process group pgid, waits up to grace for it
-// to empty, then kills what is left.
-func terminate(pgid int, grace time.Duration) {
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if n, err := groupSize(pgid, -1); err == nil && n == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	killGroup(pgid)
-}
-
-// killGroup sends SIGKILL to process group pgid until it holds no live
-// process: a process forking while the signal is delivered may add one.
-func killGroup(pgid int) {
-	for range 200 {
-		if err := syscall.Kill(-pgid, syscall.SIGKILL); err == syscall.ESRCH {
-			return
-		}
-		if n, err := groupSize(pgid, -1); err != nil || n == 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// groupWatch enforces the process limit on a group by counting its
-// processes. A full count reads every /proc entry, so it runs only when the
-// system's count of tasks (one small read of /proc/loadavg) has grown enough
-// to matter since the last count, and at least once a second.
-type groupWatch struct {
-	pgid, limit int
-	lastTasks   int // system tasks at the last full count
-	lastGroup   int // the group's processes at the last full count
-	lastFull    time.Time
-}
-
-// over reports whether the group holds more processes than the limit.
-func (w *groupWatch) over() bool {
-	tasks, err := systemTasks()
-	if err == nil && tasks-w.lastTasks <= (w.limit-w.lastGroup)/2 && time.Since(w.lastFull) < time.Second {
-		return false
-	}
-	n, err := groupSize(w.pgid, -1)
-	if err != nil {
-		return false
-	}
-	w.lastTasks, w.lastGroup, w.lastFull = tasks, n, time.Now()
-	return n > w.limit
-}
-
-// systemTasks returns the number of tasks (processes and threads) on the
-// system, from the fourth field of /proc/loadavg ("running/total").
-func systemTasks() (int, error) {
+// lastPID returns the pid most recently created on the system, the fifth
+// field of /proc/loadavg.
+func lastPID() (int, error) {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0, err
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 4 {
+	if len(f) < 5 {
 		return 0, fmt.Errorf("/proc/loadavg: unexpected %q", b)
 	}
-	_, total, ok := strings.Cut(f[3], "/")
-	if !ok {
-		return 0, fmt.Errorf("/proc/loadavg: unexpected %q", b)
-	}
-	return strconv.Atoi(total)
+	return strconv.Atoi(f[4])
 }

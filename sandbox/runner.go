@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -13,22 +14,34 @@ import (
 // Runner runs commands under one Policy. It is safe for concurrent use.
 type Runner struct {
 	policy Policy
-	bash   string  // the bash that runs the limits and, without isolation, the command
-	bwrap  string  // the bwrap program, under IsolationBwrap
-	docker *docker // the engine and the session's container, under IsolationDocker
+	mode   Isolation // the isolation commands actually run under
+	why    string    // why IsolationAuto fell back to none
+	bash   string    // the bash that runs the limits and, without isolation, the command
+	bwrap  string    // the bwrap program, under IsolationBwrap
+	pidns  bool      // under none, each command gets a PID namespace of its own
+	filter []byte    // the seccomp program given to bwrap
+	docker *docker   // the engine and the session's container, under IsolationDocker
 }
 
 // New returns a Runner for p, with p's zero fields set to their defaults.
 // It fails with ErrInvalid for a malformed policy and with ErrUnavailable,
 // naming what is missing, when p asks for isolation this machine cannot
-// provide: it never falls back to running unisolated. With the shell
-// disabled, New succeeds and every Start fails with ErrDisabled.
+// provide: under IsolationBwrap it never falls back to running unisolated.
+// Under IsolationAuto it probes bubblewrap once and uses it where it works,
+// none where it does not; Isolation and Fallback say which and why. With
+// the shell disabled, New succeeds and every Start fails with ErrDisabled.
+//
+// A Runner with the shell enabled marks the whole Praxis process
+// non-dumpable (PR_SET_DUMPABLE 0), so that commands running as the same
+// user cannot read its environment or memory through /proc, and makes it
+// a child subreaper, so that no process a command starts can leave its
+// reach; both are process-wide and stay set.
 func New(p Policy) (*Runner, error) {
 	p = p.withDefaults()
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{policy: p}
+	r := &Runner{policy: p, mode: p.Isolation}
 	if !p.Shell {
 		return r, nil
 	}
@@ -44,12 +57,62 @@ func New(p Policy) (*Runner, error) {
 	if r.bash, err = exec.LookPath("bash"); err != nil {
 		return nil, fmt.Errorf("%w: the shell needs bash, which is not on PATH", ErrUnavailable)
 	}
-	if p.Isolation == IsolationBwrap {
+	switch p.Isolation {
+	case IsolationBwrap:
 		if err := r.probeBwrap(); err != nil {
 			return nil, err
 		}
+	case IsolationAuto:
+		r.mode = IsolationBwrap
+		if err := r.probeBwrap(); err != nil {
+			if p.Network == NetworkOff {
+				return nil, fmt.Errorf("%w: network off needs bwrap, which does not work here: %v", ErrUnavailable, err)
+			}
+			r.mode, r.why, r.bwrap = IsolationNone, err.Error(), ""
+		}
+	}
+	if err := r.protectPraxis(); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// Isolation returns the isolation commands run under: the policy's, or,
+// under IsolationAuto, bwrap or none as the probe found.
+func (r *Runner) Isolation() Isolation { return r.mode }
+
+// Fallback returns why IsolationAuto runs commands without isolation, or
+// "" when it does not.
+func (r *Runner) Fallback() string { return r.why }
+
+// Describe returns one line saying how commands run: the isolation
+// actually in force, the network, Unix sockets, and, after a fallback,
+// why.
+func (r *Runner) Describe() string {
+	p := r.policy
+	if !p.Shell {
+		return "shell disabled"
+	}
+	net := "on"
+	if p.networkOff() {
+		net = "off"
+	}
+	s := fmt.Sprintf("isolation %s", r.mode)
+	if p.Isolation != r.mode {
+		s += fmt.Sprintf(" (policy %s)", p.Isolation)
+	}
+	s += ", network " + net
+	if r.mode == IsolationBwrap {
+		sockets := "refused"
+		if p.UnixSockets {
+			sockets = "allowed"
+		}
+		s += ", unix sockets " + sockets
+	}
+	if r.why != "" {
+		s += "; bwrap unavailable: " + r.why
+	}
+	return s
 }
 
 // Policy returns the runner's policy, defaults filled in.
@@ -86,8 +149,9 @@ type Result struct {
 	// Limit names the resource limit that stopped the command, when one
 	// evidently did: "processes", "cpu" or "file size".
 	Limit string
-	// Leftovers is the number of processes still in the command's group
-	// when its shell exited; they were killed.
+	// Leftovers is the number of the command's processes still running
+	// when its shell exited; they were killed. In a PID namespace the
+	// kernel ends them with the shell, and they are not counted.
 	Leftovers int
 	// Duration is how long the command ran.
 	Duration time.Duration
@@ -114,9 +178,10 @@ type Process struct {
 }
 
 // Start starts c. The command runs until it exits, its timeout passes, ctx
-// is cancelled or Kill is called; in every case its whole process group is
-// gone when Done is closed. Start fails with ErrDisabled, ErrOutside,
-// ErrTimeoutTooLong or ErrUnavailable without running anything.
+// is cancelled or Kill is called; in every case every process it started,
+// in its process group or not, is gone when Done is closed. Start fails
+// with ErrDisabled, ErrOutside, ErrNoDir, ErrTimeoutTooLong or
+// ErrUnavailable without running anything.
 func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	p := r.policy
 	if !p.Shell {
@@ -129,12 +194,15 @@ func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	if timeout > p.MaxTimeout {
 		return nil, fmt.Errorf("%w: %v asked, %v allowed", ErrTimeoutTooLong, timeout, p.MaxTimeout)
 	}
-	dir, err := p.inside(c.Dir)
+	dir, err := p.openDir(c.Dir)
 	if err != nil {
 		return nil, err
 	}
+	defer dir.Close()
 	if r.docker != nil {
-		return r.docker.start(ctx, c, dir, timeout)
+		// The container holds the workspace at its resolved host path,
+		// which is where the opened directory is.
+		return r.docker.start(ctx, c, filepath.Clean(dir.Name()), timeout)
 	}
 	return r.start(ctx, c, dir, timeout)
 }
@@ -170,7 +238,7 @@ func (p *Process) Started() time.Time { return p.start }
 // Timeout returns the command's time limit.
 func (p *Process) Timeout() time.Duration { return p.timeout }
 
-// Done is closed when the command and its whole process group have ended.
+// Done is closed when the command and every process it started have ended.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Result returns how the command ended. It is valid once Done is closed.
@@ -179,7 +247,7 @@ func (p *Process) Result() Result {
 	return p.res
 }
 
-// Kill ends the command: SIGTERM to its process group, then SIGKILL after
+// Kill ends the command: SIGTERM to every process of it, then SIGKILL after
 // the policy's grace. It returns at once; Done is closed when all is gone.
 func (p *Process) Kill() {
 	p.killOnce.Do(func() { close(p.killc) })

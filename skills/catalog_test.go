@@ -126,8 +126,8 @@ func TestSearchPath(t *testing.T) {
 	want := []Root{
 		{Dir: "/opt/skills", Origin: "--skills-dir", Explicit: true},
 		{Dir: filepath.Join(ws, ".agents/skills"), Origin: "--skills-dir", Explicit: true},
-		{Dir: filepath.Join(ws, ".praxis/skills"), Origin: "workspace"},
-		{Dir: filepath.Join(ws, ".claude/skills"), Origin: "workspace"},
+		{Dir: filepath.Join(ws, ".praxis/skills"), Origin: "workspace", Within: ws},
+		{Dir: filepath.Join(ws, ".claude/skills"), Origin: "workspace", Within: ws},
 		{Dir: filepath.Join(home, ".agents/skills"), Origin: "user"},
 		{Dir: filepath.Join(home, ".claude/skills"), Origin: "user"},
 	}
@@ -136,6 +136,52 @@ func TestSearchPath(t *testing.T) {
 	}
 	if got := SearchPath(nil, "", ""); len(got) != 0 {
 		t.Errorf("SearchPath with nothing = %v", got)
+	}
+}
+
+// A workspace skills directory, or a directory on its way, that resolves
+// outside the workspace is skipped with a warning naming it, as is a skill
+// in it that does; the user's directories in the home, outside the
+// workspace by design, are followed wherever they lead.
+func TestWorkspaceSkillsStayInTheWorkspace(t *testing.T) {
+	ws, home, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	writeSkill(t, filepath.Join(outside, "a", "escaped-dir"), "Behind a symlinked skills directory.")
+	writeSkill(t, filepath.Join(outside, "b", "skills", "escaped-parent"), "Behind a symlinked parent.")
+	writeSkill(t, filepath.Join(outside, "c", "escaped-skill"), "Behind a symlinked skill.")
+	writeSkill(t, filepath.Join(outside, "d", "user-skill"), "The user's, through a symlink.")
+	writeSkill(t, filepath.Join(ws, ".claude", "skills", "inside"), "Where it belongs.")
+	links := map[string]string{
+		filepath.Join(ws, ".praxis"):                      "", // made a directory below
+		filepath.Join(ws, ".praxis", "skills"):            filepath.Join(outside, "a"),
+		filepath.Join(ws, ".agents"):                      filepath.Join(outside, "b"),
+		filepath.Join(ws, ".claude", "skills", "escaped"): filepath.Join(outside, "c", "escaped-skill"),
+		filepath.Join(home, ".agents"):                    "",
+		filepath.Join(home, ".agents", "skills"):          filepath.Join(outside, "d"),
+	}
+	for _, link := range []string{filepath.Join(ws, ".praxis"), filepath.Join(ws, ".praxis", "skills"), filepath.Join(ws, ".agents"),
+		filepath.Join(ws, ".claude", "skills", "escaped"), filepath.Join(home, ".agents"), filepath.Join(home, ".agents", "skills")} {
+		var err error
+		if target := links[link]; target == "" {
+			err = os.Mkdir(link, 0o755)
+		} else {
+			err = os.Symlink(target, link)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := snapshot(t, New(Options{Roots: SearchPath(nil, ws, home)}))
+	if got, want := names(s.Skills), []string{"inside", "user-skill"}; !slices.Equal(got, want) {
+		t.Errorf("skills = %v, want %v", got, want)
+	}
+	for file, rule := range map[string]string{
+		filepath.Join(ws, ".praxis", "skills"):            "leads outside " + ws,
+		filepath.Join(ws, ".agents", "skills"):            "leads outside " + ws,
+		filepath.Join(ws, ".claude", "skills", "escaped"): "leads outside the skills directory",
+	} {
+		if !slices.ContainsFunc(s.Problems, func(p Problem) bool { return p.File == file && strings.Contains(p.Rule, rule) }) {
+			t.Errorf("no warning for %s containing %q:\n%s", file, rule, problemLines(s.Problems))
+		}
 	}
 }
 

@@ -29,6 +29,29 @@ type Root struct {
 	// is missing, that is reported as a warning. The default directories
 	// are usually absent, and that is not reported.
 	Explicit bool
+	// Within, when set, is a directory Dir must stay inside, symlinks
+	// followed: the workspace, for the workspace's skills directories. A
+	// root that resolves outside it is skipped with a warning naming it.
+	// Dir must then be spelt as a path below Within.
+	Within string
+}
+
+// open opens the root's directory: through an os.Root of Within when that
+// is set, so that no symlink on the way leads outside it.
+func (r Root) open() (*os.Root, error) {
+	if r.Within == "" {
+		return os.OpenRoot(r.Dir)
+	}
+	rel, err := filepath.Rel(r.Within, r.Dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("%s is not below %s", r.Dir, r.Within)
+	}
+	wr, err := os.OpenRoot(r.Within)
+	if err != nil {
+		return nil, err
+	}
+	defer wr.Close()
+	return wr.OpenRoot(rel)
 }
 
 // SearchPath returns the directories searched for skills, in order: the
@@ -36,31 +59,36 @@ type Root struct {
 // workspace .praxis/skills, .agents/skills and .claude/skills, then in home
 // .agents/skills and .claude/skills. An empty workspace or home leaves its
 // directories out. A directory listed twice is kept at its first place.
+// The workspace's directories must stay inside the workspace (Within); the
+// user's, in the home directory, are outside it by design.
 func SearchPath(dirs []string, workspace, home string) []Root {
 	var roots []Root
 	seen := map[string]bool{}
-	add := func(dir, origin string, explicit bool) {
+	add := func(dir, origin string, explicit bool, within string) {
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
 		}
 		if !seen[dir] {
 			seen[dir] = true
-			roots = append(roots, Root{Dir: dir, Origin: origin, Explicit: explicit})
+			roots = append(roots, Root{Dir: dir, Origin: origin, Explicit: explicit, Within: within})
 		}
 	}
 	for _, d := range dirs {
 		if d != "" {
-			add(d, "--skills-dir", true)
+			add(d, "--skills-dir", true, "")
 		}
 	}
 	if workspace != "" {
+		if abs, err := filepath.Abs(workspace); err == nil {
+			workspace = abs
+		}
 		for _, d := range []string{".praxis/skills", ".agents/skills", ".claude/skills"} {
-			add(filepath.Join(workspace, d), "workspace", false)
+			add(filepath.Join(workspace, d), "workspace", false, workspace)
 		}
 	}
 	if home != "" {
 		for _, d := range []string{".agents/skills", ".claude/skills"} {
-			add(filepath.Join(home, d), "user", false)
+			add(filepath.Join(home, d), "user", false, "")
 		}
 	}
 	return roots
@@ -156,7 +184,11 @@ func discover(ctx context.Context, roots []Root, opts Options, prev *scan, now m
 			s.warn(root.Dir, "the skills directory is not a directory")
 			continue
 		}
-		r, err := os.OpenRoot(root.Dir)
+		r, err := root.open()
+		if isEscape(err) {
+			s.warn(root.Dir, "the skills directory leads outside %s (through a symlink); skipped", root.Within)
+			continue
+		}
 		if err != nil {
 			s.warn(root.Dir, "the skills directory could not be opened: %s", osReason(err))
 			continue

@@ -85,7 +85,7 @@ type Link struct {
 // openSkill opens the skill's directory as a root, reached through its
 // search directory so that no symlink leads it elsewhere.
 func openSkill(sk Skill) (*os.Root, error) {
-	sr, err := os.OpenRoot(sk.Root.Dir)
+	sr, err := sk.Root.open()
 	if err != nil {
 		return nil, err
 	}

@@ -147,6 +147,7 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		return exitUsage
 	}
 	defer eng.Close()
+	hf.sandbox = eng.Sandbox()
 	tools := eng.Catalog().Tools()
 	var servers []agent.ClaudeMCPServer
 	if *mcpConfig != "" {

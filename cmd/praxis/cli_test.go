@@ -45,7 +45,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"call", "read_file", "--max-changed-lines=x"}, exitUsage, []string{"--max-changed-lines x", "a whole number"}},
 		{[]string{"call", "--workspace", "/nonexistent-praxis", "read_file"}, exitUsage, []string{"--workspace /nonexistent-praxis", "no such directory"}},
 		{[]string{"call", "--workspace", "a.txt", "read_file"}, exitUsage, []string{"--workspace a.txt", "not a directory"}},
-		{[]string{"call", "--sandbox", "docker", "read_file"}, exitUsage, []string{"--sandbox docker", "none or bwrap"}},
+		{[]string{"call", "--sandbox", "jail", "read_file"}, exitUsage, []string{"--sandbox jail", "one of none, auto, bwrap, docker"}},
 		{[]string{"call", "--config", "none.yaml", "read_file"}, exitUsage, []string{"config file none.yaml does not exist"}},
 		{[]string{"call"}, exitUsage, []string{"needs the name of a tool"}},
 		{[]string{"call", "read_file", "{bad"}, exitUsage, []string{"one JSON object"}},

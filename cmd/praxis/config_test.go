@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/praxis-tools/praxis/agent"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,7 +97,7 @@ func TestSandboxConfigErrors(t *testing.T) {
 		args             []string
 		want             string
 	}{
-		{"bad --sandbox", "", []string{"--sandbox", "jail"}, `--sandbox jail: must be none or bwrap`},
+		{"bad --sandbox", "", []string{"--sandbox", "jail"}, `--sandbox jail: must be one of none, auto, bwrap, docker`},
 		{"missing --config", "", []string{"--config", filepath.Join(ws, "nope.yaml")}, "nope.yaml does not exist"},
 		{"unknown key", "sandbox:\n  shel: true\n", nil, "line 2: field shel not found"},
 		{"bad isolation", "sandbox: {isolation: jail}\n", nil, `isolation "jail"`},
@@ -154,5 +155,45 @@ func TestSandboxBwrapMissing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
 		t.Error("the command ran unisolated")
+	}
+}
+
+// The agent and the server say on stderr which sandbox mode is actually
+// running: under the default auto, bwrap where it works, and none with the
+// reason where it does not. A one-shot call says it only when auto fell
+// back to none, so that a call's standard error stays its own.
+func TestSandboxModePrinted(t *testing.T) {
+	ws, _ := sandboxWorkspace(t)
+	call := func() runResult {
+		return runPraxis(t, ws, "", "call", "bash", `{"command":"echo ran"}`)
+	}
+	script := writeScript(t, []agent.ScriptTurn{st("done")})
+	agentRun := func(args ...string) runResult {
+		return runPraxis(t, ws, "", append([]string{"agent", "--provider", "scripted", "--script", script, "--workspace", ws}, append(args, "task")...)...)
+	}
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		if r := call(); r.code != 0 || strings.Contains(r.stderr, "sandbox") {
+			t.Errorf("call with bwrap: exit %d\nstderr: %s", r.code, r.stderr)
+		}
+		if r := agentRun(); r.code != 0 || !strings.Contains(r.stderr, "praxis agent: sandbox: isolation bwrap (policy auto), network on, unix sockets refused") {
+			t.Errorf("agent with bwrap: exit %d\nstderr: %s", r.code, r.stderr)
+		}
+		if r := agentRun("--sandbox", "bwrap"); !strings.Contains(r.stderr, "praxis agent: sandbox: isolation bwrap, network off, unix sockets refused") {
+			t.Errorf("agent --sandbox bwrap: exit %d\nstderr: %s", r.code, r.stderr)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	r := call()
+	if r.code != 0 || !strings.Contains(r.stderr, "sandbox: isolation none (policy auto), network on; bwrap unavailable:") ||
+		strings.Count(r.stderr, "sandbox:") != 1 {
+		t.Errorf("without bwrap: exit %d\nstderr: %s", r.code, r.stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -357,7 +358,7 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 		ef.skillsDirs = append(ef.skillsDirs, filepath.SplitList(v)...)
 		return nil
 	})
-	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: none or bwrap (default: the config files', else none)")
+	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: auto, bwrap, docker or none (default: the config files', else auto: bwrap where it works; docker needs image: in a config file)")
 	fs.Var(configFlag{ef}, "config", "a config `file` read after the user's and the workspace's (.praxis/config.yaml)")
 	fs.IntVar(&ef.maxChangedLines, "max-changed-lines", 0, "refuse an edit_file call that adds and removes more than `N` lines in all (E_BUDGET_EXCEEDED; default no limit)")
 	fs.StringVar(&ef.memoryDir, "memory-dir", "", "the `directory` of the memory notes (default .praxis/memory in the workspace)")
@@ -374,8 +375,13 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 		return nil
 	})
 	check(fs, "sandbox", func(mode string, _ any) error {
-		if mode != "none" && mode != "bwrap" {
-			return errors.New("must be none or bwrap")
+		modes := sandbox.Isolations()
+		if !slices.Contains(modes, sandbox.Isolation(mode)) {
+			names := make([]string, len(modes))
+			for i, m := range modes {
+				names[i] = string(m)
+			}
+			return errors.New("must be one of " + strings.Join(names, ", "))
 		}
 		return nil
 	})

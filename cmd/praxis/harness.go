@@ -65,6 +65,9 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 // harnessFlags are the flags of the harness controls of "praxis agent".
 type harnessFlags struct {
+	// sandbox describes how the engine runs commands (the isolation
+	// actually in force), said when a session starts.
+	sandbox                 string
 	maxTokens, maxToolCalls int
 	maxCost                 float64
 	gates                   stringList
@@ -457,6 +460,9 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 		fmt.Fprintf(io.err, "praxis agent: session %s (journal %s; go on with: praxis agent --resume %s)\n", cfg.RunID, relTo(h.Workspace, w.Path()), cfg.RunID)
 	} else {
 		fmt.Fprintf(io.err, "praxis agent: session %s (not journaled)\n", cfg.RunID)
+	}
+	if hf.sandbox != "" {
+		fmt.Fprintf(io.err, "praxis agent: sandbox: %s\n", hf.sandbox)
 	}
 	cfg.Harness = h
 	a, err := agent.New(cfg)

@@ -128,10 +128,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 	defer srv.Close()
-	mode := "shell off"
-	if ef.policy != nil && ef.policy.Shell {
-		mode = string(ef.policy.Isolation)
-	}
+	mode := srv.Sandbox()
 	transport := "stdio"
 	if httpAddr.set {
 		transport = "http " + httpAddr.addr

@@ -125,6 +125,11 @@ func TestServeStdioWithNoConfiguration(t *testing.T) {
 	if !strings.Contains(string(b), "hi there") {
 		t.Fatalf("read_file in the current directory: %s", b)
 	}
+	// The server says which sandbox mode runs (isolation auto resolves to
+	// bwrap or none).
+	if !strings.Contains(p.stderr.String(), `sandbox="isolation `) || !strings.Contains(p.stderr.String(), "(policy auto)") {
+		t.Errorf("the sandbox mode is not on stderr:\n%s", p.stderr.String())
+	}
 	// SIGTERM ends the server cleanly.
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(5 * time.Second); code != 0 {
@@ -248,7 +253,7 @@ func TestServeStartLine(t *testing.T) {
 		t.Fatalf("%d start lines; want 1:\n%s", len(lines), p.stderr.String())
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	for _, w := range []string{"transport=stdio", "sandbox=none", fmt.Sprintf("tools=%d", len(tools))} {
+	for _, w := range []string{"transport=stdio", `sandbox="isolation none, network on"`, fmt.Sprintf("tools=%d", len(tools))} {
 		if !strings.Contains(lines[0], w) {
 			t.Errorf("the start line lacks %s: %s", w, lines[0])
 		}
