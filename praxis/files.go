@@ -231,7 +231,7 @@ func (e *Engine) writeTarget(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := e.checkProtected(e.ws.real, target); err != nil {
+	if err := e.checkWritable(target); err != nil {
 		return "", err
 	}
 	return target, nil
