@@ -211,10 +211,12 @@ func TestCrashMidCallRestartsOnce(t *testing.T) {
 }
 
 func TestCallTimeout(t *testing.T) {
-	m, _ := connect(t, map[string]any{"fake": fakeStdio(t, "fake", "stdio", map[string]any{"timeout": "500ms"})})
+	// The timeout bounds the handshake too: it leaves a loaded machine
+	// time to start the server.
+	m, _ := connect(t, map[string]any{"fake": fakeStdio(t, "fake", "stdio", map[string]any{"timeout": "2s"})})
 	start := time.Now()
 	res := call(t, m, "mcp__fake__hang", `{}`)
-	if !res.IsError || res.Code != praxis.ETimeout || !strings.Contains(res.Text, "within 500ms") {
+	if !res.IsError || res.Code != praxis.ETimeout || !strings.Contains(res.Text, "within 2s") {
 		t.Fatalf("hang = %+v", res)
 	}
 	if d := time.Since(start); d > 30*time.Second {
@@ -242,7 +244,8 @@ func TestCallCancelled(t *testing.T) {
 
 func TestBadServers(t *testing.T) {
 	m, logs := connect(t, map[string]any{
-		"silent":   fakeStdio(t, "silent", "silent", map[string]any{"timeout": 1}),
+		// Long enough for the silent server to start and say so on stderr.
+		"silent":   fakeStdio(t, "silent", "silent", map[string]any{"timeout": 3}),
 		"exits":    fakeStdio(t, "exits", "exit", nil),
 		"missing":  map[string]any{"command": "praxis-no-such-mcp-server-command"},
 		"refused":  map[string]any{"url": "http://127.0.0.1:1/mcp", "timeout": "2s"},
@@ -253,7 +256,7 @@ func TestBadServers(t *testing.T) {
 		state State
 		err   string
 	}{
-		"silent":   {StateFailed, "no answer within 1s"},
+		"silent":   {StateFailed, "no answer within 3s"},
 		"exits":    {StateFailed, "missing API token"},
 		"missing":  {StateFailed, "executable file not found"},
 		"refused":  {StateFailed, "connection refused"},

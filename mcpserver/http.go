@@ -671,24 +671,10 @@ func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 	}
 	s.enter()
 	defer s.leave()
-	var reqs []*envelope
-	var raws [][]byte
-	var resps []writeFunc
-	for _, item := range items {
-		env, bad := decodeMessage(item)
-		switch {
-		case bad != nil:
-			resps = append(resps, bad.response())
-		case env.kind == kindRequest && env.Method == string(mcp.MethodInitialize):
-			resps = append(resps, errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: initialize must not be part of a batch"))
-		case env.kind == kindRequest:
-			reqs, raws = append(reqs, env), append(raws, item)
-		case env.kind == kindResponse:
-			s.deliver(env)
-		default:
-			h.srv.serve(s.ctx, s.conn, discard{}, env, item)
-		}
-	}
+	b := splitBatch(items, s.deliver, func(env *envelope, item []byte) {
+		h.srv.serve(s.ctx, s.conn, discard{}, env, item)
+	})
+	reqs, raws, resps := b.reqs, b.raws, b.resps
 	if len(reqs) == 0 && len(resps) == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return

@@ -266,3 +266,35 @@ func jsonTypeOf(goType string) string {
 	}
 	return "a value of another type"
 }
+
+// batch is a JSON-RPC batch sorted for serving: its requests with their
+// raw bytes, and the responses already decided for malformed items and a
+// batched initialize.
+type batch struct {
+	reqs  []*envelope
+	raws  [][]byte
+	resps []writeFunc
+}
+
+// splitBatch sorts the items of a batch. Responses go to deliver and
+// notifications to notify, in the order they stand; requests are kept for
+// the caller to serve.
+func splitBatch(items []json.RawMessage, deliver func(*envelope) bool, notify func(*envelope, []byte)) batch {
+	var b batch
+	for _, item := range items {
+		env, bad := decodeMessage(item)
+		switch {
+		case bad != nil:
+			b.resps = append(b.resps, bad.response())
+		case env.kind == kindRequest && env.Method == string(mcp.MethodInitialize):
+			b.resps = append(b.resps, errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: initialize must not be part of a batch"))
+		case env.kind == kindRequest:
+			b.reqs, b.raws = append(b.reqs, env), append(b.raws, item)
+		case env.kind == kindResponse:
+			deliver(env)
+		default:
+			notify(env, item)
+		}
+	}
+	return b
+}

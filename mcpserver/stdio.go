@@ -175,24 +175,10 @@ func (d *dispatcher) handleBatch(line []byte) {
 		d.out.send(bad.response())
 		return
 	}
-	var reqs []*envelope
-	var raws [][]byte
-	var resps []writeFunc
-	for _, item := range items {
-		env, bad := decodeMessage(item)
-		switch {
-		case bad != nil:
-			resps = append(resps, bad.response())
-		case env.kind == kindRequest && env.Method == string(mcp.MethodInitialize):
-			resps = append(resps, errorFunc(env.ID, mcp.INVALID_REQUEST, "invalid request: initialize must not be part of a batch"))
-		case env.kind == kindRequest:
-			reqs, raws = append(reqs, env), append(raws, item)
-		case env.kind == kindResponse:
-			d.c.deliver(env)
-		default:
-			d.srv.serve(d.c.ctx, d.c, d.out, env, item)
-		}
-	}
+	b := splitBatch(items, d.c.deliver, func(env *envelope, item []byte) {
+		d.srv.serve(d.c.ctx, d.c, d.out, env, item)
+	})
+	reqs, raws, resps := b.reqs, b.raws, b.resps
 	if len(reqs) == 0 {
 		if len(resps) > 0 {
 			d.out.send(joinResponses(resps))

@@ -559,6 +559,34 @@ func readRegular(root *os.Root, rel string, max int64) ([]byte, error) {
 	}
 }
 
+// writeAtomic replaces rel with data so that a reader, or a crash at any
+// moment, sees either the old bytes or the new ones: the data goes to a
+// temporary file beside rel (see writeTemp), which is renamed over rel;
+// then the directory is synced. The temporary file is removed on any
+// failure. With sync false nothing is synced.
+func writeAtomic(root *os.Root, rel string, data []byte, perm fs.FileMode, sync bool) error {
+	dir, base := path.Split(rel)
+	var tmp string
+	var err error
+	for range 100 {
+		tmp = dir + "." + base + ".praxis-" + randomHex(6) + ".tmp"
+		if err = writeTemp(root, tmp, data, perm, sync); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	if sync {
+		return syncDir(root, dir+".")
+	}
+	return nil
+}
+
 // writeTemp creates rel (which must not exist) with data and mode perm,
 // synced when sync is set. A failed write removes it.
 func writeTemp(root *os.Root, rel string, data []byte, perm fs.FileMode, sync bool) (err error) {

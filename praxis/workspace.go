@@ -1,8 +1,6 @@
 package praxis
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -233,60 +231,4 @@ func (w *Workspace) resolveLinks(rel string) (string, error) {
 		rel = next
 	}
 	return "", Errorf(EIO, "%s: too many levels of symbolic links", rel)
-}
-
-// writeAtomic replaces rel with data so that a reader, or a crash at any
-// moment, sees either the old bytes or the new ones: the data goes to a
-// temporary file in the same directory, is synced, takes mode perm, and is
-// renamed over rel; then the directory is synced. The temporary file is
-// removed on any failure. With sync false the two syncs are skipped.
-func writeAtomic(root *os.Root, rel string, data []byte, perm fs.FileMode, sync bool) (err error) {
-	dir, base := path.Split(rel)
-	var f *os.File
-	var tmp string
-	for range 100 {
-		var rnd [6]byte
-		_, _ = rand.Read(rnd[:])
-		tmp = dir + "." + base + ".praxis-" + hex.EncodeToString(rnd[:]) + ".tmp"
-		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			root.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if sync {
-		if err = f.Sync(); err != nil {
-			return err
-		}
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = root.Rename(tmp, rel); err != nil {
-		return err
-	}
-	if sync {
-		if d, derr := root.Open(path.Clean(dir + ".")); derr == nil {
-			derr = d.Sync()
-			d.Close()
-			if derr != nil {
-				return derr
-			}
-		}
-	}
-	return nil
 }
