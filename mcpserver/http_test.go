@@ -386,7 +386,9 @@ func TestHTTPSessions(t *testing.T) {
 
 func TestHTTPIdleSessionsExpire(t *testing.T) {
 	s, _ := newTestServer(t, Options{}, nil)
-	h := startHTTP(t, s, HTTPOptions{SessionIdle: 50 * time.Millisecond})
+	// Idle long enough that a loaded machine opens the busy session's
+	// stream before it expires.
+	h := startHTTP(t, s, HTTPOptions{SessionIdle: 500 * time.Millisecond})
 	list := mustJSON(request(1, "tools/list", nil))
 	idle, busy := h.client(t), h.client(t)
 	idle.initialize()
@@ -397,7 +399,7 @@ func TestHTTPIdleSessionsExpire(t *testing.T) {
 		t.Fatalf("GET stream: %s", stream.Status)
 	}
 	defer stream.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		r := idle.post(list)
 		r.Body.Close()
@@ -407,7 +409,7 @@ func TestHTTPIdleSessionsExpire(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("idle session never expired")
 		}
-		time.Sleep(200 * time.Millisecond) // longer than the idle time: this request does not keep it alive
+		time.Sleep(700 * time.Millisecond) // longer than the idle time: this request does not keep it alive
 	}
 	if r := busy.post(list); r.StatusCode != 200 {
 		t.Errorf("session with an open stream: %s, want 200", r.Status)
