@@ -1,12 +1,15 @@
 package praxis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ErrUnknownTool is returned by Catalog.Call for a name no tool has. It is a
@@ -22,7 +25,7 @@ type Catalog struct {
 
 type catalogEntry struct {
 	tool   Tool
-	schema *schema
+	schema *jsonschema.Resolved // nil: arguments are passed on unchecked
 }
 
 // NewCatalog returns a catalog holding tools.
@@ -38,13 +41,22 @@ func NewCatalog(tools ...Tool) (*Catalog, error) {
 
 // Add adds t. A second tool with the same name, a tool without a handler or
 // with an input schema that is not a JSON object is an error.
+//
+// The input schema is resolved here, once, for validating each call's
+// arguments with github.com/google/jsonschema-go. A schema that validator
+// cannot take in full (another draft than 2020-12 or 07, a remote $ref),
+// as an external tool may bring, is passed through: that tool's arguments
+// reach its handler unchecked but for being a JSON object.
 func (c *Catalog) Add(t Tool) error {
 	if t.Name == "" || t.Handler == nil {
 		return fmt.Errorf("tool %q: a tool needs a name and a handler", t.Name)
 	}
-	s, err := compileSchema(t.InputSchema)
-	if err != nil {
-		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+	s := t.input
+	if s == nil {
+		var err error
+		if s, err = resolveInput(t.InputSchema); err != nil {
+			return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,11 +105,11 @@ func (c *Catalog) Call(ctx context.Context, name string, args json.RawMessage) (
 	if !ok {
 		return Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
-	if verr := e.schema.validateArgs(args); verr != nil {
-		return ErrorResult(verr), nil
-	}
-	if len(args) == 0 {
+	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if verr := validateArgs(e.schema, args); verr != nil {
+		return ErrorResult(verr), nil
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -68,11 +68,7 @@ func (e *Engine) commitEdits(rs []*editResult) error {
 	return nil
 }
 
-func editInfo(rs []*editResult, dry bool) map[string]any {
-	return map[string]any{"dry_run": dry, "files": rs}
-}
-
-func editDoneResult(rs []*editResult) Result {
+func editDoneResult(rs []*editResult) editInfo {
 	var b []byte
 	for i, r := range rs {
 		if i > 0 {
@@ -82,7 +78,7 @@ func editDoneResult(rs []*editResult) Result {
 			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
 		b = appendChangedRegions(b, hashline.Parse(r.out), r.hunks)
 	}
-	return Result{Text: string(b), Structured: editInfo(rs, false)}
+	return editInfo{DryRun: false, Files: rs, text: string(b)}
 }
 
 // appendChangedRegions renders the new lines of each hunk with two lines of
@@ -111,14 +107,14 @@ func appendChangedRegions(b []byte, doc *hashline.Doc, hunks []hashline.Hunk) []
 	return b
 }
 
-func (e *Engine) dryRunResult(rs []*editResult) Result {
+func (e *Engine) dryRunResult(rs []*editResult) editInfo {
 	var b []byte
 	for _, r := range rs {
 		b = fmt.Appendf(b, "dry run: %s would go from version %s to %s, +%d -%d lines, %d lines; nothing was written\n",
 			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
 		b = appendUnifiedDiff(b, r.Path, r.base, hashline.Parse(r.out), r.hunks)
 	}
-	return Result{Text: string(b), Structured: editInfo(rs, true)}
+	return editInfo{DryRun: true, Files: rs, text: string(b)}
 }
 
 // appendUnifiedDiff renders hunks as a unified diff with three lines of

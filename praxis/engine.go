@@ -62,7 +62,6 @@ type Options struct {
 const (
 	defaultMaxFileBytes = 64 << 20
 	defaultHistoryBytes = 64 << 20
-	defaultReadLimit    = 2000
 	lineClip            = 2000 // bytes of one line shown before it is clipped
 )
 
