@@ -309,9 +309,10 @@ func jsonKind(v any) string {
 
 // schemaProblem splits a validation error of jsonschema-go, which reads
 // "validating root: validating /properties/ops/items/properties/op: enum:
-// ...", into the JSON pointer of the innermost schema that failed and what
-// is wrong, its values written as a person would (1, not 1/1 or
-// 1.000000; null).
+// ...", into the JSON pointer of the innermost schema that failed and
+// describes an argument (not one reached through $ref or oneOf, whose
+// pointers name no argument), and what is wrong, its values written as a
+// person would (1, not 1/1 or 1.000000; null).
 func schemaProblem(err error) (at, msg string) {
 	msg = err.Error()
 	for {
@@ -323,7 +324,10 @@ func schemaProblem(err error) (at, msg string) {
 		if !ok {
 			break
 		}
-		at, msg = loc, tail
+		if _, ok := pointerSteps(loc); ok {
+			at = loc
+		}
+		msg = tail
 	}
 	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null") // how it prints a JSON null
 	return at, plainNumbers.ReplaceAllString(msg, "$1")
@@ -336,8 +340,9 @@ var plainNumbers = regexp.MustCompile(`\b(-?\d+)(?:/1|\.000000)\b`)
 // fieldOf turns a schema's JSON pointer into the argument it describes:
 // /properties/files/items/properties/path is files[].path. The root is "".
 func fieldOf(pointer string) string {
+	steps, _ := pointerSteps(pointer)
 	var b strings.Builder
-	for _, step := range pointerSteps(pointer) {
+	for _, step := range steps {
 		switch {
 		case step.prop != "":
 			if b.Len() > 0 {
@@ -361,30 +366,40 @@ type pointerStep struct {
 	items, additional bool
 }
 
-func pointerSteps(pointer string) []pointerStep {
+// pointerSteps parses a JSON pointer into a schema ("root" or "" for the
+// schema itself). It reports false for one that takes any other step, as
+// into $defs or oneOf.
+func pointerSteps(pointer string) ([]pointerStep, bool) {
+	if pointer == "root" || pointer == "" {
+		return nil, true
+	}
+	if !strings.HasPrefix(pointer, "/") {
+		return nil, false
+	}
 	var steps []pointerStep
-	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	parts := strings.Split(pointer[1:], "/")
 	for i := 0; i < len(parts); i++ {
-		switch parts[i] {
-		case "properties":
-			if i+1 < len(parts) {
-				steps = append(steps, pointerStep{prop: strings.NewReplacer("~1", "/", "~0", "~").Replace(parts[i+1])})
-				i++
-			}
-		case "items":
+		switch {
+		case parts[i] == "properties" && i+1 < len(parts):
+			steps = append(steps, pointerStep{prop: strings.NewReplacer("~1", "/", "~0", "~").Replace(parts[i+1])})
+			i++
+		case parts[i] == "items":
 			steps = append(steps, pointerStep{items: true})
-		case "additionalProperties":
+		case parts[i] == "additionalProperties":
 			steps = append(steps, pointerStep{additional: true})
+		default:
+			return nil, false
 		}
 	}
-	return steps
+	return steps, true
 }
 
 // schemaAt follows pointer from root, or returns nil where it leads
 // through anything but properties, items and additionalProperties.
 func schemaAt(root *jsonschema.Schema, pointer string) *jsonschema.Schema {
 	s := root
-	for _, step := range pointerSteps(pointer) {
+	steps, _ := pointerSteps(pointer)
+	for _, step := range steps {
 		switch {
 		case s == nil:
 			return nil
