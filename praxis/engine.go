@@ -1,7 +1,3 @@
-// Package praxis is the Praxis tool engine: a workspace confined through
-// os.Root, a catalog of tools an agent uses on a code base, and the error
-// contract those tools share. It knows nothing of MCP, model providers or
-// the command line; those front ends call tools through the Catalog.
 package praxis
 
 import (
