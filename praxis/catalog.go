@@ -25,7 +25,7 @@ type Catalog struct {
 
 type catalogEntry struct {
 	tool   Tool
-	schema *jsonschema.Resolved // nil: arguments are passed on unchecked
+	schema func() *jsonschema.Resolved // returns nil: arguments are passed on unchecked
 }
 
 // NewCatalog returns a catalog holding tools.
@@ -42,21 +42,23 @@ func NewCatalog(tools ...Tool) (*Catalog, error) {
 // Add adds t. A second tool with the same name, a tool without a handler or
 // with an input schema that is not a JSON object is an error.
 //
-// The input schema is resolved here, once, for validating each call's
-// arguments with github.com/google/jsonschema-go. A schema that validator
-// cannot take in full (another draft than 2020-12 or 07, a remote $ref),
-// as an external tool may bring, is passed through: that tool's arguments
-// reach its handler unchecked but for being a JSON object.
+// The input schema is resolved once, here or (for a tool made by NewTool)
+// on its first call, for validating each call's arguments with
+// github.com/google/jsonschema-go. A schema that validator cannot take in
+// full (another draft than 2020-12 or 07, a remote $ref), as an external
+// tool may bring, is passed through: that tool's arguments reach its
+// handler unchecked but for being a JSON object.
 func (c *Catalog) Add(t Tool) error {
 	if t.Name == "" || t.Handler == nil {
 		return fmt.Errorf("tool %q: a tool needs a name and a handler", t.Name)
 	}
 	s := t.input
 	if s == nil {
-		var err error
-		if s, err = resolveInput(t.InputSchema); err != nil {
+		rs, err := resolveInput(t.InputSchema)
+		if err != nil {
 			return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 		}
+		s = func() *jsonschema.Resolved { return rs }
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -108,7 +110,7 @@ func (c *Catalog) Call(ctx context.Context, name string, args json.RawMessage) (
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if verr := validateArgs(e.schema, args); verr != nil {
+	if verr := validateArgs(e.schema(), args); verr != nil {
 		return ErrorResult(verr), nil
 	}
 	defer func() {

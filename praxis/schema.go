@@ -213,19 +213,31 @@ func applyTags(f reflect.StructField, p *jsonschema.Schema, top bool) error {
 }
 
 // defaultsOf returns the JSON object of the defaults the schema s of a
-// tool's arguments declares, or nil if it declares none.
-func defaultsOf(s *jsonschema.Schema) json.RawMessage {
+// tool's arguments declares, or nil if it declares none. A default that
+// its property's schema refuses is an error.
+func defaultsOf(s *jsonschema.Schema) (json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
 	for name, p := range s.Properties {
-		if p.Default != nil {
-			m[name] = p.Default
+		if p.Default == nil {
+			continue
 		}
+		rs, err := p.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", name, err)
+		}
+		var v any
+		if err := json.Unmarshal(p.Default, &v); err != nil {
+			return nil, fmt.Errorf("field %s: default: %w", name, err)
+		}
+		if err := rs.Validate(v); err != nil {
+			return nil, fmt.Errorf("field %s: default %s: %w", name, p.Default, err)
+		}
+		m[name] = p.Default
 	}
 	if len(m) == 0 {
-		return nil
+		return nil, nil
 	}
-	b, _ := json.Marshal(m)
-	return b
+	return json.Marshal(m)
 }
 
 // supportedDraft reports whether the validator implements the JSON Schema

@@ -223,9 +223,10 @@ func TestCatalogValidatesExternalSchemas(t *testing.T) {
 func BenchmarkValidateArgs(b *testing.B) {
 	tool := NewTool("read_file", "", Annotations{}, func(context.Context, readArgs) (fileInfo, error) { return fileInfo{}, nil })
 	args := json.RawMessage(`{"path":"internal/app/server.go","offset":10,"limit":200}`)
+	tool.input()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := validateArgs(tool.input, args); err != nil {
+		if err := validateArgs(tool.input(), args); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -19,7 +20,8 @@ type Annotations struct {
 }
 
 // Handler runs a tool. args is the JSON object of the call's arguments,
-// already validated against the tool's input schema. A failure is reported
+// already validated against the tool's input schema where the catalog's
+// validator implements it (see Catalog.Add). A failure is reported
 // by returning an *Error (or a Result with IsError set); any other error is
 // treated as E_INTERNAL.
 type Handler func(ctx context.Context, args json.RawMessage) (Result, error)
@@ -38,8 +40,9 @@ type Tool struct {
 	Annotations  Annotations
 	Handler      Handler
 
-	// input is InputSchema resolved for validation, set by NewTool.
-	input *jsonschema.Resolved
+	// input returns InputSchema resolved for validation, resolving it on
+	// first use; set by NewTool.
+	input func() *jsonschema.Resolved
 }
 
 // Output is the result type of a typed tool. Its JSON encoding is the
@@ -53,7 +56,8 @@ type Output interface {
 // from In and the output schema from Out, both structs, with the struct
 // tags schema.go describes: descriptions, enums, defaults and bounds.
 // The catalog validates a call's arguments against the input schema,
-// resolved once here, before h runs; h then receives them decoded into an
+// resolved once, on the tool's first call, before h runs; h then receives
+// them decoded into an
 // In that holds the declared defaults of the arguments left out. h's Out
 // becomes the Result: its Text, and the value itself as Structured. A
 // failure is an error from h, an *Error for a coded one.
@@ -69,26 +73,31 @@ func NewTool[In any, Out Output](name, description string, ann Annotations, h fu
 	if err != nil {
 		panic(fmt.Sprintf("praxis: tool %s: output: %v", name, err))
 	}
-	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	d, err := defaultsOf(in)
 	if err != nil {
-		panic(fmt.Sprintf("praxis: tool %s: input schema: %v", name, err))
-	}
-	if _, err := out.Resolve(nil); err != nil {
-		panic(fmt.Sprintf("praxis: tool %s: output schema: %v", name, err))
+		panic(fmt.Sprintf("praxis: tool %s: %v", name, err))
 	}
 	var defaults In
-	if d := defaultsOf(in); d != nil {
+	if d != nil {
 		if err := json.Unmarshal(d, &defaults); err != nil {
 			panic(fmt.Sprintf("praxis: tool %s: defaults: %v", name, err))
 		}
 	}
+	inRaw := mustMarshal(in)
+	resolve := sync.OnceValue(func() *jsonschema.Resolved {
+		rs, err := in.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: input schema: %v", name, err)) // a schema For made always resolves
+		}
+		return rs
+	})
 	return Tool{
 		Name:         name,
 		Description:  description,
-		InputSchema:  mustMarshal(in),
+		InputSchema:  inRaw,
 		OutputSchema: mustMarshal(out),
 		Annotations:  ann,
-		input:        resolved,
+		input:        resolve,
 		Handler: func(ctx context.Context, args json.RawMessage) (Result, error) {
 			a := defaults
 			if len(args) > 0 {
