@@ -185,9 +185,6 @@ func (c *conn) deliver(env *envelope) bool {
 	return true
 }
 
-// callKey marks a context as serving one request.
-type callKey struct{}
-
 // call is one request being served: the session, plus the stream its
 // notifications, its server-to-client requests and its response go to.
 //
