@@ -70,6 +70,9 @@ func refine(t reflect.Type, s *jsonschema.Schema, top bool) error {
 	case reflect.Map:
 		return refine(t.Elem(), s.AdditionalProperties, false)
 	case reflect.Struct:
+		if s.Type != "object" {
+			return nil // a struct with its own JSON form, as time.Time is a string
+		}
 		if s.Properties == nil {
 			s.Properties = map[string]*jsonschema.Schema{} // "properties": {} for a struct without fields
 		}
@@ -221,7 +224,7 @@ func defaultsOf(s *jsonschema.Schema) (json.RawMessage, error) {
 		if p.Default == nil {
 			continue
 		}
-		rs, err := p.Resolve(nil)
+		rs, err := p.CloneSchemas().Resolve(nil)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", name, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 type tagArgs struct {
@@ -24,7 +25,8 @@ type tagArgs struct {
 type tagOut struct {
 	Path string `json:"path"`
 	*tagExtra
-	Items []string `json:"items"`
+	Items []string  `json:"items"`
+	When  time.Time `json:"when,omitzero"`
 	text  string
 }
 
@@ -57,7 +59,7 @@ func TestNewToolSchemas(t *testing.T) {
 		// Fields promoted from an embedded pointer are optional; slices and
 		// pointers admit no null.
 		{"output", tool.OutputSchema, json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string"},"code":{"type":"integer"},"items":{"type":"array","items":{"type":"string"}}},
+			"path":{"type":"string"},"code":{"type":"integer"},"items":{"type":"array","items":{"type":"string"}},"when":{"type":"string"}},
 			"required":["path","items"],"additionalProperties":false}`)},
 	} {
 		var compact bytes.Buffer

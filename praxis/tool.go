@@ -55,12 +55,12 @@ type Output interface {
 // NewTool declares a tool from Go types. The input schema is generated
 // from In and the output schema from Out, both structs, with the struct
 // tags schema.go describes: descriptions, enums, defaults and bounds.
-// The catalog validates a call's arguments against the input schema,
-// resolved once, on the tool's first call, before h runs; h then receives
-// them decoded into an
-// In that holds the declared defaults of the arguments left out. h's Out
-// becomes the Result: its Text, and the value itself as Structured. A
-// failure is an error from h, an *Error for a coded one.
+// The catalog validates a call's arguments against the input schema
+// (resolved once, on the tool's first call) before h runs; h then
+// receives them decoded into an In that holds the declared defaults of
+// the arguments left out. h's Out becomes the Result: its Text, and the
+// value itself as Structured. A failure is an error from h, an *Error for
+// a coded one.
 //
 // NewTool panics if In or Out cannot be described by a schema: a
 // declaration mistake, found when the tool is built.
