@@ -1,12 +1,15 @@
 package praxis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ErrUnknownTool is returned by Catalog.Call for a name no tool has. It is a
@@ -22,7 +25,7 @@ type Catalog struct {
 
 type catalogEntry struct {
 	tool   Tool
-	schema *schema
+	schema func() *jsonschema.Resolved // returns nil: arguments are passed on unchecked
 }
 
 // NewCatalog returns a catalog holding tools.
@@ -38,13 +41,24 @@ func NewCatalog(tools ...Tool) (*Catalog, error) {
 
 // Add adds t. A second tool with the same name, a tool without a handler or
 // with an input schema that is not a JSON object is an error.
+//
+// The input schema is resolved once, here or (for a tool made by NewTool)
+// on its first call, for validating each call's arguments with
+// github.com/google/jsonschema-go. A schema that validator cannot take in
+// full (another draft than 2020-12 or 07, a remote $ref), as an external
+// tool may bring, is passed through: that tool's arguments reach its
+// handler unchecked but for being a JSON object.
 func (c *Catalog) Add(t Tool) error {
 	if t.Name == "" || t.Handler == nil {
 		return fmt.Errorf("tool %q: a tool needs a name and a handler", t.Name)
 	}
-	s, err := compileSchema(t.InputSchema)
-	if err != nil {
-		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+	s := t.input
+	if s == nil {
+		rs, err := resolveInput(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+		}
+		s = func() *jsonschema.Resolved { return rs }
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,11 +107,11 @@ func (c *Catalog) Call(ctx context.Context, name string, args json.RawMessage) (
 	if !ok {
 		return Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
-	if verr := e.schema.validateArgs(args); verr != nil {
-		return ErrorResult(verr), nil
-	}
-	if len(args) == 0 {
+	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if verr := validateArgs(e.schema(), args); verr != nil {
+		return ErrorResult(verr), nil
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -3,6 +3,11 @@ package praxis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Annotations are hints about a tool's behaviour, as MCP defines them. Every
@@ -15,7 +20,8 @@ type Annotations struct {
 }
 
 // Handler runs a tool. args is the JSON object of the call's arguments,
-// already validated against the tool's input schema. A failure is reported
+// already validated against the tool's input schema where the catalog's
+// validator implements it (see Catalog.Add). A failure is reported
 // by returning an *Error (or a Result with IsError set); any other error is
 // treated as E_INTERNAL.
 type Handler func(ctx context.Context, args json.RawMessage) (Result, error)
@@ -33,6 +39,87 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	Annotations  Annotations
 	Handler      Handler
+
+	// input returns InputSchema resolved for validation, resolving it on
+	// first use; set by NewTool.
+	input func() *jsonschema.Resolved
+}
+
+// Output is the result type of a typed tool. Its JSON encoding is the
+// call's structured result, which the output schema generated from the
+// type describes; Text is what the model reads.
+type Output interface {
+	Text() string
+}
+
+// NewTool declares a tool from Go types. The input schema is generated
+// from In and the output schema from Out, both structs, with the struct
+// tags schema.go describes: descriptions, enums, defaults and bounds.
+// The catalog validates a call's arguments against the input schema
+// (resolved once, on the tool's first call) before h runs; h then
+// receives them decoded into an In that holds the declared defaults of
+// the arguments left out. h's Out becomes the Result: its Text, and the
+// value itself as Structured. A failure is an error from h, an *Error for
+// a coded one.
+//
+// NewTool panics if In or Out cannot be described by a schema: a
+// declaration mistake, found when the tool is built.
+func NewTool[In any, Out Output](name, description string, ann Annotations, h func(context.Context, In) (Out, error)) Tool {
+	in, err := typeSchema(reflect.TypeFor[In]())
+	if err != nil {
+		panic(fmt.Sprintf("praxis: tool %s: input: %v", name, err))
+	}
+	out, err := typeSchema(reflect.TypeFor[Out]())
+	if err != nil {
+		panic(fmt.Sprintf("praxis: tool %s: output: %v", name, err))
+	}
+	d, err := defaultsOf(in)
+	if err != nil {
+		panic(fmt.Sprintf("praxis: tool %s: %v", name, err))
+	}
+	var defaults In
+	if d != nil {
+		if err := json.Unmarshal(d, &defaults); err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: defaults: %v", name, err))
+		}
+	}
+	inRaw := mustMarshal(in)
+	resolve := sync.OnceValue(func() *jsonschema.Resolved {
+		rs, err := in.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: input schema: %v", name, err)) // a schema For made always resolves
+		}
+		return rs
+	})
+	return Tool{
+		Name:         name,
+		Description:  description,
+		InputSchema:  inRaw,
+		OutputSchema: mustMarshal(out),
+		Annotations:  ann,
+		input:        resolve,
+		Handler: func(ctx context.Context, args json.RawMessage) (Result, error) {
+			a := defaults
+			if len(args) > 0 {
+				if err := json.Unmarshal(args, &a); err != nil {
+					return Result{}, Errorf(EInvalidArgs, "arguments: %v", err)
+				}
+			}
+			v, err := h(ctx, a)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Text: v.Text(), Structured: v}, nil
+		},
+	}
+}
+
+func mustMarshal(s *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a generated schema always marshals
+	}
+	return b
 }
 
 // Result is the outcome of a tool call.
