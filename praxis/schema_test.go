@@ -41,7 +41,7 @@ func TestNewToolSchemas(t *testing.T) {
 	tool := NewTool("t", "A tool.", Annotations{}, func(_ context.Context, a tagArgs) (tagOut, error) {
 		got = a
 		return tagOut{Path: "p", Items: []string{}, text: "done"}, nil
-	})
+	}).withSchemas()
 	for _, tc := range []struct {
 		name      string
 		got, want json.RawMessage
@@ -108,38 +108,38 @@ func TestNewToolRefusesBadDeclarations(t *testing.T) {
 				} `json:"in"`
 			}) (noText, error) {
 				return noText{}, nil
-			})
+			}).withSchemas()
 		}, "top-level"},
 		{"enum on a number", func() {
 			NewTool("t", "", Annotations{}, func(context.Context, struct {
 				X int `json:"x" enum:"1,2"`
 			}) (noText, error) {
 				return noText{}, nil
-			})
+			}).withSchemas()
 		}, "enum is for strings"},
 		{"default of the wrong type", func() {
 			NewTool("t", "", Annotations{}, func(context.Context, struct {
 				X int `json:"x,omitempty" default:"\"one\""`
 			}) (noText, error) {
 				return noText{}, nil
-			})
+			}).withSchemas()
 		}, "has type \"string\", want \"integer\""},
 		{"a bound that is no number", func() {
 			NewTool("t", "", Annotations{}, func(context.Context, struct {
 				X int `json:"x" minimum:"one"`
 			}) (noText, error) {
 				return noText{}, nil
-			})
+			}).withSchemas()
 		}, "minimum"},
 		{"arguments that are not an object", func() {
-			NewTool("t", "", Annotations{}, func(context.Context, string) (noText, error) { return noText{}, nil })
+			NewTool("t", "", Annotations{}, func(context.Context, string) (noText, error) { return noText{}, nil }).withSchemas()
 		}, "not a struct"},
 		{"a field no schema describes", func() {
 			NewTool("t", "", Annotations{}, func(context.Context, struct {
 				C chan int `json:"c"`
 			}) (noText, error) {
 				return noText{}, nil
-			})
+			}).withSchemas()
 		}, "input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,10 +225,10 @@ func TestCatalogValidatesExternalSchemas(t *testing.T) {
 func BenchmarkValidateArgs(b *testing.B) {
 	tool := NewTool("read_file", "", Annotations{}, func(context.Context, readArgs) (fileInfo, error) { return fileInfo{}, nil })
 	args := json.RawMessage(`{"path":"internal/app/server.go","offset":10,"limit":200}`)
-	tool.input()
+	schema := tool.typed().resolved
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := validateArgs(tool.input(), args); err != nil {
+		if err := validateArgs(schema, args); err != nil {
 			b.Fatal(err)
 		}
 	}
