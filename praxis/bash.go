@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/praxis-tools/praxis/sandbox"
 )
 
@@ -168,120 +169,70 @@ func isDone(p *sandbox.Process) bool {
 
 func (e *Engine) shellTools() []Tool {
 	return []Tool{
-		{
-			Name:        "bash",
-			Description: describe("bash"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"command": {"type": "string", "minLength": 1, "description": "The command, run by bash -c."},
-		"cwd": {"type": "string", "description": "Working directory, relative to the workspace root or absolute inside it. Default: the workspace root."},
-		"timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit in milliseconds; the command's whole process group is killed when it passes. Default and maximum are set by the policy."},
-		"stdin": {"type": "string", "description": "Standard input. Default: none (/dev/null)."},
-		"env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables for this command."},
-		"background": {"type": "boolean", "description": "Start the command as a background job and return its id at once. Read its output with job_output, end it with job_kill."}
-	},
-	"required": ["command"],
-	"additionalProperties": false
-}`),
-			OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"exit_code": {"type": "integer"},
-		"signal": {"type": "string"},
-		"duration_ms": {"type": "integer"},
-		"stdout_bytes": {"type": "integer"},
-		"stderr_bytes": {"type": "integer"},
-		"stdout_truncated": {"type": "boolean"},
-		"stderr_truncated": {"type": "boolean"},
-		"leftovers_killed": {"type": "integer"},
-		"job": {"type": "string"},
-		"running": {"type": "boolean"},
-		"next": {"type": "integer"}
-	}
-}`),
-			Annotations: Annotations{Destructive: true, OpenWorld: true},
-			Handler:     e.bash,
-		},
-		{
-			Name:        "job_output",
-			Description: describe("job_output"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"job": {"type": ["string", "integer"], "description": "The job id bash returned."},
-		"since": {"type": "integer", "minimum": 0, "description": "Output position to read from, as returned by the previous call (next). Default: where the previous job_output call stopped; 0 reads everything kept."}
-	},
-	"required": ["job"],
-	"additionalProperties": false
-}`),
-			OutputSchema: jobOutputSchema,
-			Annotations:  Annotations{ReadOnly: true},
-			Handler:      e.jobOutput,
-		},
-		{
-			Name:        "job_kill",
-			Description: describe("job_kill"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"job": {"type": ["string", "integer"], "description": "The job id bash returned."}
-	},
-	"required": ["job"],
-	"additionalProperties": false
-}`),
-			OutputSchema: jobOutputSchema,
-			Annotations:  Annotations{Destructive: true, Idempotent: true},
-			Handler:      e.jobKill,
-		},
+		NewTool("bash", describe("bash"), Annotations{Destructive: true, OpenWorld: true}, e.bash),
+		NewTool("job_output", describe("job_output"), Annotations{ReadOnly: true}, e.jobOutput),
+		NewTool("job_kill", describe("job_kill"), Annotations{Destructive: true, Idempotent: true}, e.jobKill),
 	}
 }
-
-var jobOutputSchema = json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"job": {"type": "string"},
-		"running": {"type": "boolean"},
-		"exit_code": {"type": "integer"},
-		"signal": {"type": "string"},
-		"duration_ms": {"type": "integer"},
-		"next": {"type": "integer"}
-	},
-	"required": ["job", "running", "next"]
-}`)
 
 type bashArgs struct {
-	Command    string            `json:"command"`
-	Cwd        string            `json:"cwd"`
-	TimeoutMS  int64             `json:"timeout_ms"`
-	Stdin      *string           `json:"stdin"`
-	Env        map[string]string `json:"env"`
-	Background bool              `json:"background"`
+	Command    string            `json:"command" minLength:"1" jsonschema:"The command, run by bash -c."`
+	Cwd        string            `json:"cwd,omitempty" jsonschema:"Working directory, relative to the workspace root or absolute inside it. Default: the workspace root."`
+	TimeoutMS  int64             `json:"timeout_ms,omitempty" minimum:"1" jsonschema:"Time limit in milliseconds; the command's whole process group is killed when it passes. Default and maximum are set by the policy."`
+	Stdin      *string           `json:"stdin,omitempty" jsonschema:"Standard input. Default: none (/dev/null)."`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables for this command."`
+	Background bool              `json:"background,omitempty" jsonschema:"Start the command as a background job and return its id at once. Read its output with job_output, end it with job_kill."`
 }
 
-func (e *Engine) bash(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a bashArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// bashInfo is bash's structured result: the status of a command that
+// finished, or the state of the background job it became.
+type bashInfo struct {
+	*commandInfo
+	*jobState
+
+	text string
+}
+
+func (b bashInfo) Text() string { return b.text }
+
+// commandInfo is the status of a finished command.
+type commandInfo struct {
+	ExitCode        int    `json:"exit_code"`
+	Signal          string `json:"signal,omitempty"`
+	DurationMS      int64  `json:"duration_ms"`
+	StdoutBytes     int64  `json:"stdout_bytes"`
+	StderrBytes     int64  `json:"stderr_bytes"`
+	StdoutTruncated bool   `json:"stdout_truncated"`
+	StderrTruncated bool   `json:"stderr_truncated"`
+	LeftoversKilled int    `json:"leftovers_killed,omitempty"`
+}
+
+// jobState is where a background job stands.
+type jobState struct {
+	Job     string `json:"job"`
+	Running bool   `json:"running"`
+	Next    int64  `json:"next"`
+}
+
+func (e *Engine) bash(ctx context.Context, a bashArgs) (bashInfo, error) {
 	s := e.shell
 	if s.runner == nil {
-		return Result{}, Errorf(EPolicy, "the shell is disabled by policy: bash runs no commands").
+		return bashInfo{}, Errorf(EPolicy, "the shell is disabled by policy: bash runs no commands").
 			WithDetail("A person enables it in the Praxis config (sandbox: shell: true).")
 	}
 	pol := s.runner.Policy()
 	dir, err := e.commandDir(a.Cwd)
 	if err != nil {
-		return Result{}, err
+		return bashInfo{}, err
 	}
 	timeout := time.Duration(a.TimeoutMS) * time.Millisecond
 	if timeout > pol.MaxTimeout {
-		return Result{}, Errorf(EPolicy, "timeout_ms %d is over the policy maximum of %d", a.TimeoutMS, pol.MaxTimeout.Milliseconds()).
+		return bashInfo{}, Errorf(EPolicy, "timeout_ms %d is over the policy maximum of %d", a.TimeoutMS, pol.MaxTimeout.Milliseconds()).
 			WithDetail("Ask for at most " + strconv.FormatInt(pol.MaxTimeout.Milliseconds(), 10) + " ms, or run the command with background: true and poll it with job_output.")
 	}
 	for k := range a.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return Result{}, Errorf(EInvalidArgs, "field env: %q is not a variable name", k)
+			return bashInfo{}, Errorf(EInvalidArgs, "field env: %q is not a variable name", k)
 		}
 	}
 	c := sandbox.Command{Script: a.Command, Dir: dir, Env: a.Env, Timeout: timeout}
@@ -290,18 +241,18 @@ func (e *Engine) bash(ctx context.Context, raw json.RawMessage) (Result, error) 
 	}
 	p, err := s.start(c)
 	if err != nil {
-		return Result{}, sandboxError(err, e.ws)
+		return bashInfo{}, sandboxError(err, e.ws)
 	}
 	if a.Background {
 		j, err := s.addJob(a.Command, p, 0)
 		if err != nil {
 			p.Kill()
-			return Result{}, err
+			return bashInfo{}, err
 		}
-		return Result{
-			Text: fmt.Sprintf("started background job %s (pid %d, time limit %v)\n"+
+		return bashInfo{
+			text: fmt.Sprintf("started background job %s (pid %d, time limit %v)\n"+
 				"Read its output with job_output {\"job\": %q}; end it with job_kill.", j.id, p.PID(), p.Timeout(), j.id),
-			Structured: map[string]any{"job": j.id, "running": true, "next": 0},
+			jobState: &jobState{Job: j.id, Running: true, Next: 0},
 		}, nil
 	}
 	var detach <-chan time.Time
@@ -319,7 +270,7 @@ func (e *Engine) bash(ctx context.Context, raw json.RawMessage) (Result, error) 
 		case <-ctx.Done():
 			p.Kill()
 			<-p.Done()
-			return Result{}, Errorf(ECancelled, "bash cancelled; the command and every process it started were killed")
+			return bashInfo{}, Errorf(ECancelled, "bash cancelled; the command and every process it started were killed")
 		case <-tick.C:
 			el := time.Since(p.Started())
 			ReportProgress(ctx, el.Seconds(), p.Timeout().Seconds(),
@@ -335,7 +286,7 @@ func (e *Engine) bash(ctx context.Context, raw json.RawMessage) (Result, error) 
 				pol.BackgroundAfter, j.id, p.PID(), p.Timeout())
 			fmt.Fprintf(&b, "Read more with job_output {\"job\": %q}; end it with job_kill.\n", j.id)
 			appendStreams(&b, stdout, stderr)
-			return Result{Text: b.String(), Structured: map[string]any{"job": j.id, "running": true, "next": next}}, nil
+			return bashInfo{text: b.String(), jobState: &jobState{Job: j.id, Running: true, Next: next}}, nil
 		}
 	}
 }
@@ -380,39 +331,30 @@ func sandboxError(err error, ws *Workspace) error {
 // commandResult renders a finished foreground command. A non-zero exit is
 // a normal result; a timeout and a limit that stopped the command are
 // errors carrying the output.
-func commandResult(r sandbox.Result, limit time.Duration) (Result, error) {
+func commandResult(r sandbox.Result, limit time.Duration) (bashInfo, error) {
 	var b strings.Builder
 	appendStatus(&b, r)
 	appendStreams(&b, r.Stdout, r.Stderr)
 	switch {
 	case r.TimedOut:
-		return Result{}, Errorf(ETimeout, "the command ran past its time limit of %v; it and every process it started were killed", limit).
+		return bashInfo{}, Errorf(ETimeout, "the command ran past its time limit of %v; it and every process it started were killed", limit).
 			WithDetail(b.String() + "Ask for a longer timeout_ms (up to the policy maximum), or run it with background: true.")
 	case r.Limit == "processes":
-		return Result{}, Errorf(EBudgetExceeded, "the command started more processes than the policy allows (limits.processes, counted wherever they went); all of them were killed").
+		return bashInfo{}, Errorf(EBudgetExceeded, "the command started more processes than the policy allows (limits.processes, counted wherever they went); all of them were killed").
 			WithDetail(b.String())
 	case r.Killed:
-		return Result{}, Errorf(ECancelled, "the command was killed (the engine is closing)").WithDetail(b.String())
+		return bashInfo{}, Errorf(ECancelled, "the command was killed (the engine is closing)").WithDetail(b.String())
 	}
-	return Result{Text: b.String(), Structured: resultInfo(r)}, nil
-}
-
-func resultInfo(r sandbox.Result) map[string]any {
-	m := map[string]any{
-		"exit_code":        r.ExitCode,
-		"duration_ms":      r.Duration.Milliseconds(),
-		"stdout_bytes":     r.Stdout.Total,
-		"stderr_bytes":     r.Stderr.Total,
-		"stdout_truncated": r.Stdout.Truncated(),
-		"stderr_truncated": r.Stderr.Truncated(),
-	}
-	if r.Signal != "" {
-		m["signal"] = r.Signal
-	}
-	if r.Leftovers > 0 {
-		m["leftovers_killed"] = r.Leftovers
-	}
-	return m
+	return bashInfo{text: b.String(), commandInfo: &commandInfo{
+		ExitCode:        r.ExitCode,
+		Signal:          r.Signal,
+		DurationMS:      r.Duration.Milliseconds(),
+		StdoutBytes:     r.Stdout.Total,
+		StderrBytes:     r.Stderr.Total,
+		StdoutTruncated: r.Stdout.Truncated(),
+		StderrTruncated: r.Stderr.Truncated(),
+		LeftoversKilled: r.Leftovers,
+	}}, nil
 }
 
 // appendStatus writes the first line: the exit code, how it ended and how
@@ -460,12 +402,37 @@ func appendStreams(b *strings.Builder, stdout, stderr sandbox.Output) {
 }
 
 type jobArgs struct {
-	Job   jobRef `json:"job"`
-	Since *int64 `json:"since"`
+	Job   jobRef `json:"job" jsonschema:"The job id bash returned."`
+	Since *int64 `json:"since,omitempty" minimum:"0" jsonschema:"Output position to read from, as returned by the previous call (next). Default: where the previous job_output call stopped; 0 reads everything kept."`
+}
+
+type jobKillArgs struct {
+	Job jobRef `json:"job" jsonschema:"The job id bash returned."`
+}
+
+// jobInfo is the structured result of job_output and job_kill.
+type jobInfo struct {
+	jobState
+	*jobExit
+
+	text string
+}
+
+func (j jobInfo) Text() string { return j.text }
+
+// jobExit is how a background job ended.
+type jobExit struct {
+	ExitCode   int    `json:"exit_code"`
+	Signal     string `json:"signal,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
 }
 
 // jobRef is a job id given as a string ("3") or a number (3).
 type jobRef string
+
+func (jobRef) jsonSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Types: []string{"string", "integer"}}
+}
 
 func (j *jobRef) UnmarshalJSON(b []byte) error {
 	var s string
@@ -481,40 +448,32 @@ func (j *jobRef) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (e *Engine) jobOutput(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a jobArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (e *Engine) jobOutput(ctx context.Context, a jobArgs) (jobInfo, error) {
 	j, err := e.shell.job(string(a.Job))
 	if err != nil {
-		return Result{}, err
+		return jobInfo{}, err
 	}
 	return jobReport(j, a.Since, false), nil
 }
 
-func (e *Engine) jobKill(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a jobArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (e *Engine) jobKill(ctx context.Context, a jobKillArgs) (jobInfo, error) {
 	j, err := e.shell.job(string(a.Job))
 	if err != nil {
-		return Result{}, err
+		return jobInfo{}, err
 	}
 	wasDone := isDone(j.proc)
 	j.proc.Kill()
 	select {
 	case <-j.proc.Done():
 	case <-ctx.Done():
-		return Result{}, Errorf(ECancelled, "job_kill cancelled while job %s was ending", j.id)
+		return jobInfo{}, Errorf(ECancelled, "job_kill cancelled while job %s was ending", j.id)
 	}
 	return jobReport(j, nil, !wasDone), nil
 }
 
 // jobReport renders a job's state and its output since the given position
 // (default: where the last report stopped), and advances that position.
-func jobReport(j *job, since *int64, killed bool) Result {
+func jobReport(j *job, since *int64, killed bool) jobInfo {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	pos := j.read
@@ -523,16 +482,11 @@ func jobReport(j *job, since *int64, killed bool) Result {
 	}
 	stdout, stderr, next := j.proc.Output(pos)
 	j.read = next
-	info := map[string]any{"job": j.id, "next": next}
+	info := jobInfo{jobState: jobState{Job: j.id, Next: next}}
 	var b strings.Builder
 	if isDone(j.proc) {
 		r := j.proc.Result()
-		info["running"] = false
-		info["exit_code"] = r.ExitCode
-		info["duration_ms"] = r.Duration.Milliseconds()
-		if r.Signal != "" {
-			info["signal"] = r.Signal
-		}
+		info.jobExit = &jobExit{ExitCode: r.ExitCode, Signal: r.Signal, DurationMS: r.Duration.Milliseconds()}
 		switch {
 		case killed:
 			fmt.Fprintf(&b, "job %s killed: ", j.id)
@@ -543,13 +497,14 @@ func jobReport(j *job, since *int64, killed bool) Result {
 		}
 		appendStatus(&b, r)
 	} else {
-		info["running"] = true
+		info.Running = true
 		fmt.Fprintf(&b, "job %s running for %v (time limit %v): %s\n", j.id,
 			time.Since(j.proc.Started()).Round(time.Second), j.proc.Timeout(), clip(j.command, 80))
 	}
 	appendStreams(&b, stdout, stderr)
 	fmt.Fprintf(&b, "next: %d\n", next)
-	return Result{Text: b.String(), Structured: info}
+	info.text = b.String()
+	return info
 }
 
 // clip returns the first line of s, cut to at most n bytes (never inside

@@ -66,7 +66,7 @@ func TestBashDocker(t *testing.T) {
 
 	res = mustOK(t, call(t, e, "bash", map[string]any{"command": "sleep 300 & echo started"}))
 	if !strings.Contains(res.Text, "note: 1 background process(es) were still running") ||
-		res.Structured.(map[string]any)["leftovers_killed"] != 1 {
+		res.Structured.(bashInfo).LeftoversKilled != 1 {
 		t.Errorf("leftovers:\n%s", res.Text)
 	}
 

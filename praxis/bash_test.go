@@ -70,9 +70,9 @@ func TestBashResult(t *testing.T) {
 			t.Errorf("result lacks %q:\n%s", want, res.Text)
 		}
 	}
-	info := res.Structured.(map[string]any)
-	if info["exit_code"] != 3 || info["stdout_bytes"] != int64(6) {
-		t.Errorf("structured: %v", info)
+	info := res.Structured.(bashInfo)
+	if info.commandInfo == nil || info.ExitCode != 3 || info.StdoutBytes != 6 || info.jobState != nil {
+		t.Errorf("structured: %+v", info)
 	}
 	res = mustOK(t, call(t, e, "bash", map[string]any{"command": "cat; printenv GREETING", "stdin": "in\n", "env": map[string]string{"GREETING": "hi"}}))
 	if !strings.Contains(res.Text, "--- stdout ---\nin\nhi\n") {
@@ -228,7 +228,7 @@ func TestBackgroundJob(t *testing.T) {
 	}
 	mustLeaveNone(t, m)
 	after := mustOK(t, call(t, e, "job_output", map[string]any{"job": id[1]}))
-	if after.Structured.(map[string]any)["running"] != false {
+	if info := after.Structured.(jobInfo); info.Running || info.jobExit == nil {
 		t.Errorf("killed job still running:\n%s", after.Text)
 	}
 	mustFail(t, call(t, e, "job_output", map[string]any{"job": "999"}), ENotFound, "known jobs: "+id[1])

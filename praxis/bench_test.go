@@ -73,3 +73,18 @@ func benchEdit(b *testing.B, noSync bool) {
 
 func BenchmarkEdit10kLines(b *testing.B)      { benchEdit(b, true) }
 func BenchmarkEdit10kLinesFsync(b *testing.B) { benchEdit(b, false) }
+
+// BenchmarkNew measures building an engine (workspace, commit recovery,
+// catalog of the built-in tools) and closing it, the start-up of every
+// praxis command. The shell is off: probing the sandbox starts processes,
+// whose time would drown the rest.
+func BenchmarkNew(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		e, err := New(Options{Workspace: dir, NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
+}

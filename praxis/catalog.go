@@ -1,12 +1,15 @@
 package praxis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // ErrUnknownTool is returned by Catalog.Call for a name no tool has. It is a
@@ -22,7 +25,7 @@ type Catalog struct {
 
 type catalogEntry struct {
 	tool   Tool
-	schema *schema
+	schema func() *jsonschema.Resolved // returns nil: arguments are passed on unchecked
 }
 
 // NewCatalog returns a catalog holding tools.
@@ -38,13 +41,27 @@ func NewCatalog(tools ...Tool) (*Catalog, error) {
 
 // Add adds t. A second tool with the same name, a tool without a handler or
 // with an input schema that is not a JSON object is an error.
+//
+// The input schema is resolved once, here or (for a tool made by NewTool,
+// whose schemas are generated on first use) on its first call or listing,
+// for validating each call's arguments with
+// github.com/google/jsonschema-go. A schema that validator cannot take in
+// full (another draft than 2020-12 or 07, a remote $ref), as an external
+// tool may bring, is passed through: that tool's arguments reach its
+// handler unchecked but for being a JSON object.
 func (c *Catalog) Add(t Tool) error {
 	if t.Name == "" || t.Handler == nil {
 		return fmt.Errorf("tool %q: a tool needs a name and a handler", t.Name)
 	}
-	s, err := compileSchema(t.InputSchema)
-	if err != nil {
-		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+	var s func() *jsonschema.Resolved
+	if t.typed != nil {
+		s = func() *jsonschema.Resolved { return t.typed().resolved }
+	} else {
+		rs, err := resolveInput(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+		}
+		s = func() *jsonschema.Resolved { return rs }
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -62,24 +79,25 @@ func (c *Catalog) Remove(name string) {
 	c.mu.Unlock()
 }
 
-// Tools returns the tools sorted by name.
+// Tools returns the tools sorted by name, each with its schemas (for a tool
+// made by NewTool, generated here if this is their first use).
 func (c *Catalog) Tools() []Tool {
 	c.mu.RLock()
 	out := make([]Tool, 0, len(c.tools))
 	for _, e := range c.tools {
-		out = append(out, e.tool)
+		out = append(out, e.tool.withSchemas())
 	}
 	c.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// Lookup returns the tool called name.
+// Lookup returns the tool called name, with its schemas, like Tools.
 func (c *Catalog) Lookup(name string) (Tool, bool) {
 	c.mu.RLock()
 	e, ok := c.tools[name]
 	c.mu.RUnlock()
-	return e.tool, ok
+	return e.tool.withSchemas(), ok
 }
 
 // Call validates args against the tool's input schema and runs it. Every
@@ -93,11 +111,11 @@ func (c *Catalog) Call(ctx context.Context, name string, args json.RawMessage) (
 	if !ok {
 		return Result{}, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
-	if verr := e.schema.validateArgs(args); verr != nil {
-		return ErrorResult(verr), nil
-	}
-	if len(args) == 0 {
+	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if verr := validateArgs(e.schema(), args); verr != nil {
+		return ErrorResult(verr), nil
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -2,7 +2,6 @@ package praxis
 
 import (
 	"embed"
-	"encoding/json"
 	"strings"
 )
 
@@ -19,12 +18,4 @@ func describe(name string) string {
 		panic("praxis: no description file for tool " + name) // a build-time mistake
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// decodeArgs unmarshals validated arguments into v.
-func decodeArgs(args json.RawMessage, v any) error {
-	if err := json.Unmarshal(args, v); err != nil {
-		return Errorf(EInvalidArgs, "arguments: %v", err)
-	}
-	return nil
 }

@@ -3,7 +3,7 @@ package praxis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -11,86 +11,42 @@ import (
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
-const editOpSchema = `{
-	"type": "object",
-	"properties": {
-		"op": {"type": "string", "enum": ["replace_line", "insert_after", "insert_before", "delete_line", "replace_range", "delete_range", "append", "prepend"]},
-		"tag": {"type": "string", "description": "Anchor of the line: TAG or LINE:TAG, as read_file shows it."},
-		"start_tag": {"type": "string", "description": "Anchor of the first line of a range."},
-		"end_tag": {"type": "string", "description": "Anchor of the last line of a range (inclusive)."},
-		"new_text": {"type": "string", "description": "The new line or lines, without anchors. One trailing newline is ignored."}
-	},
-	"required": ["op"],
-	"additionalProperties": false
-}`
-
 func (e *Engine) editTool() Tool {
-	return Tool{
-		Name:        "edit_file",
-		Description: describe("edit_file"),
-		InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string", "description": "File to edit, relative to the workspace root or absolute inside it."},
-		"ops": {"type": "array", "minItems": 1, "items": ` + editOpSchema + `},
-		"expect_version": {"type": "string", "description": "Edit only if the file is at this version."},
-		"files": {"type": "array", "minItems": 1, "description": "Edits for several files, applied all or nothing. Use instead of path and ops.", "items": {
-			"type": "object",
-			"properties": {
-				"path": {"type": "string"},
-				"ops": {"type": "array", "minItems": 1, "items": ` + editOpSchema + `},
-				"expect_version": {"type": "string"}
-			},
-			"required": ["path", "ops"],
-			"additionalProperties": false
-		}},
-		"dry_run": {"type": "boolean", "description": "Check and show the unified diff without writing."}
-	},
-	"additionalProperties": false
-}`),
-		OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"dry_run": {"type": "boolean"},
-		"files": {"type": "array", "items": {
-			"type": "object",
-			"properties": {
-				"path": {"type": "string"},
-				"version": {"type": "string"},
-				"previous_version": {"type": "string"},
-				"lines_added": {"type": "integer"},
-				"lines_removed": {"type": "integer"},
-				"total_lines": {"type": "integer"}
-			},
-			"required": ["path", "version", "previous_version", "lines_added", "lines_removed", "total_lines"]
-		}}
-	},
-	"required": ["dry_run", "files"]
-}`),
-		Annotations: Annotations{Destructive: true},
-		Handler:     e.editFile,
-	}
+	return NewTool("edit_file", describe("edit_file"), Annotations{Destructive: true}, e.editFile)
 }
 
 type editOp struct {
-	Op       string  `json:"op"`
-	Tag      *string `json:"tag"`
-	StartTag *string `json:"start_tag"`
-	EndTag   *string `json:"end_tag"`
-	NewText  *string `json:"new_text"`
+	Op       string  `json:"op" enum:"replace_line,insert_after,insert_before,delete_line,replace_range,delete_range,append,prepend"`
+	Tag      *string `json:"tag,omitempty" jsonschema:"Anchor of the line: TAG or LINE:TAG, as read_file shows it."`
+	StartTag *string `json:"start_tag,omitempty" jsonschema:"Anchor of the first line of a range."`
+	EndTag   *string `json:"end_tag,omitempty" jsonschema:"Anchor of the last line of a range (inclusive)."`
+	NewText  *string `json:"new_text,omitempty" jsonschema:"The new line or lines, without anchors. One trailing newline is ignored."`
 }
 
+// fileEdit is the edit of one file: one entry of files.
 type fileEdit struct {
-	Path          string   `json:"path"`
-	Ops           []editOp `json:"ops"`
-	ExpectVersion string   `json:"expect_version"`
+	Path          string   `json:"path" jsonschema:"File to edit, relative to the workspace root or absolute inside it."`
+	Ops           []editOp `json:"ops" minItems:"1"`
+	ExpectVersion string   `json:"expect_version,omitempty" jsonschema:"Edit only if the file is at this version."`
 }
 
 type editArgs struct {
-	fileEdit
-	Files  []fileEdit `json:"files"`
-	DryRun bool       `json:"dry_run"`
+	Path          string     `json:"path,omitempty" jsonschema:"File to edit, relative to the workspace root or absolute inside it."`
+	Ops           []editOp   `json:"ops,omitempty" minItems:"1"`
+	ExpectVersion string     `json:"expect_version,omitempty" jsonschema:"Edit only if the file is at this version."`
+	Files         []fileEdit `json:"files,omitempty" minItems:"1" jsonschema:"Edits for several files, applied all or nothing. Use instead of path and ops."`
+	DryRun        bool       `json:"dry_run,omitempty" jsonschema:"Check and show the unified diff without writing."`
 }
+
+// editInfo is edit_file's structured result.
+type editInfo struct {
+	DryRun bool          `json:"dry_run"`
+	Files  []*editResult `json:"files"`
+
+	text string
+}
+
+func (i editInfo) Text() string { return i.text }
 
 // editResult is one file's outcome, and its part of the structured result.
 type editResult struct {
@@ -107,30 +63,26 @@ type editResult struct {
 	perm  uint32
 }
 
-func (e *Engine) editFile(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a editArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (e *Engine) editFile(ctx context.Context, a editArgs) (editInfo, error) {
 	edits := a.Files
 	switch {
 	case len(a.Files) > 0 && (a.Path != "" || len(a.Ops) > 0 || a.ExpectVersion != ""):
-		return Result{}, Errorf(EInvalidArgs, "give either path and ops, or files, not both")
+		return editInfo{}, Errorf(EInvalidArgs, "give either path and ops, or files, not both")
 	case len(a.Files) == 0 && (a.Path == "" || len(a.Ops) == 0):
-		return Result{}, Errorf(EInvalidArgs, "field path and field ops are required (or files, for several files)")
+		return editInfo{}, Errorf(EInvalidArgs, "field path and field ops are required (or files, for several files)")
 	case len(a.Files) == 0:
-		edits = []fileEdit{a.fileEdit}
+		edits = []fileEdit{{Path: a.Path, Ops: a.Ops, ExpectVersion: a.ExpectVersion}}
 	}
 
 	targets := make([]string, len(edits))
 	for i, fe := range edits {
 		t, err := e.writeTarget(fe.Path)
 		if err != nil {
-			return Result{}, err
+			return editInfo{}, err
 		}
 		for j := range i {
 			if targets[j] == t {
-				return Result{}, Errorf(EInvalidArgs, "files[%d] and files[%d] both edit %s: put all its ops in one entry", j, i, t)
+				return editInfo{}, Errorf(EInvalidArgs, "files[%d] and files[%d] both edit %s: put all its ops in one entry", j, i, t)
 			}
 		}
 		targets[i] = t
@@ -167,12 +119,12 @@ func (e *Engine) editFile(ctx context.Context, raw json.RawMessage) (Result, err
 	}
 	if a.DryRun {
 		if _, err := prepare(); err != nil {
-			return Result{}, err
+			return editInfo{}, err
 		}
 		return e.dryRunResult(results), nil
 	}
 	if err := e.commits.commit(ctx, prepare); err != nil {
-		return Result{}, err
+		return editInfo{}, err
 	}
 	for _, r := range results {
 		e.history.edited(r.Path, r.base.Bytes(), r.PreviousVersion, r.hunks, r.Version)
@@ -193,7 +145,8 @@ func sumField(rs []*editResult, added bool) int {
 }
 
 func prefixError(err error, prefix string) error {
-	if pe, ok := err.(*Error); ok {
+	var pe *Error
+	if errors.As(err, &pe) {
 		return &Error{Code: pe.Code, Msg: prefix + pe.Msg, Detail: pe.Detail}
 	}
 	return err
@@ -221,11 +174,11 @@ func (e *Engine) prepareEdit(rel string, fe fileEdit, batch bool) (*editResult, 
 	}
 	out, hunks, err := hashline.Apply(doc, ed)
 	if err != nil {
-		be := err.(*hashline.BatchError)
-		if be.Kind == hashline.ErrOverlap {
+		var be *hashline.BatchError
+		if errors.As(err, &be) && be.Kind == hashline.ErrOverlap {
 			return nil, Errorf(EOverlap, "%s", be.Msg).WithDetail("Each line may be replaced or deleted by one op only; merge the ops or use replace_range.")
 		}
-		return nil, Errorf(EInvalidArgs, "%s", be.Msg)
+		return nil, Errorf(EInvalidArgs, "%v", err)
 	}
 	if bytes.Equal(out, doc.Bytes()) {
 		return nil, Errorf(ENoop, "the edit leaves %s unchanged (version %s)", rel, version).

@@ -6,11 +6,7 @@ import (
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
-func editInfo(rs []*editResult, dry bool) map[string]any {
-	return map[string]any{"dry_run": dry, "files": rs}
-}
-
-func editDoneResult(rs []*editResult) Result {
+func editDoneResult(rs []*editResult) editInfo {
 	var b []byte
 	for i, r := range rs {
 		if i > 0 {
@@ -20,7 +16,7 @@ func editDoneResult(rs []*editResult) Result {
 			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
 		b = appendChangedRegions(b, hashline.Parse(r.out), r.hunks)
 	}
-	return Result{Text: string(b), Structured: editInfo(rs, false)}
+	return editInfo{DryRun: false, Files: rs, text: string(b)}
 }
 
 // appendChangedRegions renders the new lines of each hunk with two lines of
@@ -49,14 +45,14 @@ func appendChangedRegions(b []byte, doc *hashline.Doc, hunks []hashline.Hunk) []
 	return b
 }
 
-func (e *Engine) dryRunResult(rs []*editResult) Result {
+func (e *Engine) dryRunResult(rs []*editResult) editInfo {
 	var b []byte
 	for _, r := range rs {
 		b = fmt.Appendf(b, "dry run: %s would go from version %s to %s, +%d -%d lines, %d lines; nothing was written\n",
 			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
 		b = appendUnifiedDiff(b, r.Path, r.base, hashline.Parse(r.out), r.hunks)
 	}
-	return Result{Text: string(b), Structured: editInfo(rs, true)}
+	return editInfo{DryRun: true, Files: rs, text: string(b)}
 }
 
 // appendUnifiedDiff renders hunks as a unified diff with three lines of

@@ -1,7 +1,3 @@
-// Package praxis is the Praxis tool engine: a workspace confined through
-// os.Root, a catalog of tools an agent uses on a code base, and the error
-// contract those tools share. It knows nothing of MCP, model providers or
-// the command line; those front ends call tools through the Catalog.
 package praxis
 
 import (
@@ -63,7 +59,6 @@ type Options struct {
 const (
 	defaultMaxFileBytes = 64 << 20
 	defaultHistoryBytes = 64 << 20
-	defaultReadLimit    = 2000
 	lineClip            = 2000 // bytes of one line shown before it is clipped
 )
 

@@ -114,16 +114,24 @@ func TestCatalogValidatesArguments(t *testing.T) {
 		tool, args string
 		want       string
 	}{
-		{"read_file", `{}`, "field path: missing (required)"},
-		{"read_file", `{"path": 3}`, "field path: expected string, got integer 3"},
-		{"read_file", `{"path": "a.txt", "offset": "2"}`, "field offset: expected integer, got string"},
-		{"read_file", `{"path": "a.txt", "offset": 1.5}`, "field offset: expected integer, got number 1.5"},
-		{"read_file", `{"path": "a.txt", "offset": 0}`, "field offset: expected a number >= 1, got 0"},
-		{"read_file", `{"path": "a.txt", "bogus": 1}`, "field bogus: unknown field"},
+		{"read_file", `{}`, `arguments: required: missing properties: ["path"]` + "\nArguments: path (string, required), offset (integer), limit (integer)"},
+		{"read_file", `{"path": 3}`, `field path: type: 3 has type "integer", want "string"` + "\nField path takes {\"type\":\"string\"}"},
+		{"read_file", `{"path": "a.txt", "offset": "2"}`, `field offset: type: 2 has type "string", want "integer"`},
+		{"read_file", `{"path": "a.txt", "offset": 1.5}`, `field offset: type: 1.5 has type "number", want "integer"`},
+		{"read_file", `{"path": "a.txt", "offset": 0}`, "field offset: minimum: 0 is less than 1\nField offset takes {\"type\":\"integer\",\"default\":1,\"minimum\":1}"},
+		{"read_file", `{"path": "a.txt", "bogus": 1}`, `arguments: unexpected additional properties ["bogus"]`},
+		{"read_file", `{"path": null}`, `field path: type: null has type "null", want "string"`},
 		{"read_file", `[1]`, "arguments must be a JSON object, got array"},
 		{"read_file", `{"path":`, "arguments are not valid JSON"},
-		{"edit_file", `{"path": "a.txt", "ops": [{"op": "nope"}]}`, `field ops[0].op: expected one of "replace_line"`},
-		{"edit_file", `{"path": "a.txt", "ops": []}`, "field ops: expected at least 1 items, got 0"},
+		{"read_file", `{"path": "a.txt"} {}`, "arguments are not valid JSON"},
+		{"edit_file", `{"path": "a.txt", "ops": [{"op": "nope"}]}`, `field ops[].op: enum: nope does not equal any of: [replace_line insert_after`},
+		{"edit_file", `{"path": "a.txt", "ops": []}`, "field ops: minItems: array length 0 is less than 1"},
+		{"edit_file", `{"files": [{"path": "a.txt", "ops": [{"op": "append", "new_text": 1}]}]}`, `field files[].ops[].new_text: type: 1 has type "integer", want "string"`},
+		{"edit_file", `{"files": [{"ops": [{"op": "append", "new_text": "x"}]}]}`, `field files[]: required: missing properties: ["path"]`},
+		{"list_memory", `{"x": 1}`, "arguments: unexpected additional properties [\"x\"]\nThe tool takes no arguments."},
+		{"job_kill", `{"job": true}`, `field job: type: true has type "boolean", want one of "string, integer"`},
+		{"grep", `{"pattern": "x", "output": "lines"}`, "field output: enum: lines does not equal any of: [content files count]"},
+		{"write_memory", `{"key": "", "content": "x"}`, `field key: minLength: "" contains 0 Unicode code points, fewer than 1`},
 	} {
 		mustFail(t, call(t, e, tc.tool, tc.args), EInvalidArgs, tc.want)
 	}

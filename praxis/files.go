@@ -3,7 +3,6 @@ package praxis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,80 +18,9 @@ import (
 
 func (e *Engine) fileTools() []Tool {
 	return []Tool{
-		{
-			Name:        "read_file",
-			Description: describe("read_file"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
-		"offset": {"type": "integer", "minimum": 1, "description": "First line to show, 1-based. Default 1."},
-		"limit": {"type": "integer", "minimum": 1, "description": "Number of lines to show. Default 2000."}
-	},
-	"required": ["path"],
-	"additionalProperties": false
-}`),
-			OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string"},
-		"version": {"type": "string"},
-		"from": {"type": "integer"},
-		"to": {"type": "integer"},
-		"total_lines": {"type": "integer"},
-		"eol": {"type": "string"},
-		"bom": {"type": "boolean"},
-		"final_newline": {"type": "boolean"},
-		"size": {"type": "integer"}
-	},
-	"required": ["path", "version", "from", "to", "total_lines", "eol", "size"]
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.readFile,
-		},
-		{
-			Name:        "write_file",
-			Description: describe("write_file"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
-		"content": {"type": "string", "description": "The whole new content of the file."},
-		"expect_version": {"type": "string", "description": "Write only if the file is still at this version (from read_file or an earlier write)."}
-	},
-	"required": ["path", "content"],
-	"additionalProperties": false
-}`),
-			OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string"},
-		"version": {"type": "string"},
-		"previous_version": {"type": "string"},
-		"created": {"type": "boolean"},
-		"lines": {"type": "integer"},
-		"bytes": {"type": "integer"}
-	},
-	"required": ["path", "version", "created", "lines", "bytes"]
-}`),
-			Annotations: Annotations{Destructive: true, Idempotent: true},
-			Handler:     e.writeFile,
-		},
-		{
-			Name:        "list_dir",
-			Description: describe("list_dir"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string", "description": "Directory, relative to the workspace root or absolute inside it. Default: the workspace root."},
-		"depth": {"type": "integer", "minimum": 1, "maximum": 10, "description": "How many levels to descend. Default 1."},
-		"limit": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "Most entries to show. Default 500."}
-	},
-	"additionalProperties": false
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.listDir,
-		},
+		NewTool("read_file", describe("read_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readFile),
+		NewTool("write_file", describe("write_file"), Annotations{Destructive: true, Idempotent: true}, e.writeFile),
+		NewTool("list_dir", describe("list_dir"), Annotations{ReadOnly: true, Idempotent: true}, e.listDir),
 		e.editTool(),
 	}
 }
@@ -126,34 +54,27 @@ func firstInvalidUTF8(b []byte) int {
 }
 
 type readArgs struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
+	Path   string `json:"path" jsonschema:"File path, relative to the workspace root or absolute inside it."`
+	Offset int    `json:"offset,omitempty" jsonschema:"First line to show, 1-based." minimum:"1" default:"1"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"Number of lines to show." minimum:"1" default:"2000"`
 }
 
-func (e *Engine) readFile(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a readArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 	rel, err := e.ws.Rel(a.Path)
 	if err != nil {
-		return Result{}, err
+		return fileInfo{}, err
 	}
 	doc, fi, err := e.loadText(rel)
 	if err != nil {
-		return Result{}, err
+		return fileInfo{}, err
 	}
 	version := hashline.Version(doc.Bytes())
 	e.history.served(rel, version)
 
 	total := doc.Lines()
-	from, limit := max(a.Offset, 1), a.Limit
-	if limit <= 0 {
-		limit = defaultReadLimit
-	}
+	from, limit := a.Offset, a.Limit
 	if total > 0 && from > total {
-		return Result{}, Errorf(EInvalidArgs, "offset %d is past the end of %s, which has %d lines", from, rel, total)
+		return fileInfo{}, Errorf(EInvalidArgs, "offset %d is past the end of %s, which has %d lines", from, rel, total)
 	}
 	to := min(total, from+limit-1)
 	if total == 0 {
@@ -169,7 +90,8 @@ func (e *Engine) readFile(ctx context.Context, raw json.RawMessage) (Result, err
 	if to < total {
 		buf = fmt.Appendf(buf, "# %d more lines: read_file with offset=%d to continue\n", total-to, to+1)
 	}
-	return Result{Text: string(buf), Structured: info}, nil
+	info.text = string(buf)
+	return info, nil
 }
 
 // fileInfo is read_file's structured result and the source of its header.
@@ -183,7 +105,11 @@ type fileInfo struct {
 	BOM          bool   `json:"bom"`
 	FinalNewline bool   `json:"final_newline"`
 	Size         int64  `json:"size"`
+
+	text string // the header and the lines shown
 }
+
+func (f fileInfo) Text() string { return f.text }
 
 func (f fileInfo) appendHeader(b []byte) []byte {
 	b = append(b, "# "...)
@@ -218,7 +144,8 @@ func (e *Engine) checkWritable(rel string) error {
 }
 
 // writeTarget resolves a caller's path to the file a write replaces:
-// inside the workspace, not protected, with symlinks followed.
+// inside the workspace, neither the engine's state nor protected (see
+// checkWritable), with symlinks followed.
 func (e *Engine) writeTarget(p string) (string, error) {
 	rel, err := e.ws.Rel(p)
 	if err != nil {
@@ -238,9 +165,9 @@ func (e *Engine) writeTarget(p string) (string, error) {
 }
 
 type writeArgs struct {
-	Path          string `json:"path"`
-	Content       string `json:"content"`
-	ExpectVersion string `json:"expect_version"`
+	Path          string `json:"path" jsonschema:"File path, relative to the workspace root or absolute inside it."`
+	Content       string `json:"content" jsonschema:"The whole new content of the file."`
+	ExpectVersion string `json:"expect_version,omitempty" jsonschema:"Write only if the file is still at this version (from read_file or an earlier write)."`
 }
 
 type writeInfo struct {
@@ -250,19 +177,19 @@ type writeInfo struct {
 	Created         bool   `json:"created"`
 	Lines           int    `json:"lines"`
 	Bytes           int    `json:"bytes"`
+
+	text string
 }
 
-func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a writeArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (w writeInfo) Text() string { return w.text }
+
+func (e *Engine) writeFile(ctx context.Context, a writeArgs) (writeInfo, error) {
 	rel, err := e.writeTarget(a.Path)
 	if err != nil {
-		return Result{}, err
+		return writeInfo{}, err
 	}
 	if int64(len(a.Content)) > e.opts.MaxFileBytes {
-		return Result{}, Errorf(ETooLarge, "content for %s is %d bytes, over the limit of %d bytes", rel, len(a.Content), e.opts.MaxFileBytes).
+		return writeInfo{}, Errorf(ETooLarge, "content for %s is %d bytes, over the limit of %d bytes", rel, len(a.Content), e.opts.MaxFileBytes).
 			WithDetail("Nothing was written. The engine could not read a file that large back.")
 	}
 	data := []byte(a.Content)
@@ -299,7 +226,7 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 		return []fileWrite{w}, nil
 	})
 	if err != nil {
-		return Result{}, err
+		return writeInfo{}, err
 	}
 	e.history.replaced(rel, version)
 	info := writeInfo{Path: rel, Version: version, PreviousVersion: prev, Created: prev == "",
@@ -308,39 +235,42 @@ func (e *Engine) writeFile(ctx context.Context, raw json.RawMessage) (Result, er
 	if info.Created {
 		verb = "created " + rel
 	}
-	return Result{
-		Text:       fmt.Sprintf("%s: version %s, %d lines, %d bytes", verb, version, info.Lines, info.Bytes),
-		Structured: info,
-	}, nil
+	info.text = fmt.Sprintf("%s: version %s, %d lines, %d bytes", verb, version, info.Lines, info.Bytes)
+	return info, nil
 }
 
 type listArgs struct {
-	Path  string `json:"path"`
-	Depth int    `json:"depth"`
-	Limit int    `json:"limit"`
+	Path  string `json:"path,omitempty" jsonschema:"Directory, relative to the workspace root or absolute inside it. Default: the workspace root."`
+	Depth int    `json:"depth,omitempty" jsonschema:"How many levels to descend." minimum:"1" maximum:"10" default:"1"`
+	Limit int    `json:"limit,omitempty" jsonschema:"Most entries to show." minimum:"1" maximum:"10000" default:"500"`
 }
+
+// listInfo is list_dir's structured result.
+type listInfo struct {
+	Path      string `json:"path"`
+	Total     int    `json:"total"`
+	Shown     int    `json:"shown"`
+	Truncated bool   `json:"truncated"`
+
+	text string
+}
+
+func (l listInfo) Text() string { return l.text }
 
 const listCountCap = 100_000 // entries counted past the limit before giving up
 
-func (e *Engine) listDir(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a listArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (e *Engine) listDir(ctx context.Context, a listArgs) (listInfo, error) {
 	rel, err := e.ws.Rel(a.Path)
 	if err != nil {
-		return Result{}, err
+		return listInfo{}, err
 	}
-	depth, limit := max(a.Depth, 1), a.Limit
-	if limit <= 0 {
-		limit = 500
-	}
+	depth, limit := a.Depth, a.Limit
 	fi, err := e.ws.root.Stat(rel)
 	if err != nil {
-		return Result{}, e.ws.fail(rel, err)
+		return listInfo{}, e.ws.fail(rel, err)
 	}
 	if !fi.IsDir() {
-		return Result{}, Errorf(ENotDir, "%s is not a directory", rel).WithDetail("Use read_file to read a file.")
+		return listInfo{}, Errorf(ENotDir, "%s is not a directory", rel).WithDetail("Use read_file to read a file.")
 	}
 	var body []byte
 	shown, total := 0, 0
@@ -380,9 +310,9 @@ func (e *Engine) listDir(ctx context.Context, raw json.RawMessage) (Result, erro
 	}
 	if err := walk(rel, "", 1); err != nil {
 		if ctx.Err() != nil {
-			return Result{}, Errorf(ECancelled, "list_dir cancelled")
+			return listInfo{}, Errorf(ECancelled, "list_dir cancelled")
 		}
-		return Result{}, err
+		return listInfo{}, err
 	}
 	head := fmt.Sprintf("# %s: %d entries, depth %d\n", rel, total, depth)
 	if shown < total {
@@ -392,7 +322,7 @@ func (e *Engine) listDir(ctx context.Context, raw json.RawMessage) (Result, erro
 		}
 		body = fmt.Appendf(body, "# truncated: %s more entries; raise limit (max 10000) or list a subdirectory\n", more)
 	}
-	return Result{Text: head + string(body), Structured: map[string]any{"path": rel, "total": total, "shown": shown, "truncated": shown < total}}, nil
+	return listInfo{Path: rel, Total: total, Shown: shown, Truncated: shown < total, text: head + string(body)}, nil
 }
 
 // sortEntries sorts directory entries by name.

@@ -3,7 +3,6 @@ package praxis
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"runtime"
@@ -14,45 +13,16 @@ import (
 	"github.com/praxis-tools/praxis/praxis/internal/walk"
 )
 
-const defaultGlobLimit = 200
-
 func (e *Engine) globTool() Tool {
-	return Tool{
-		Name:        "glob",
-		Description: describe("glob"),
-		InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"pattern": {"type": "string", "minLength": 1, "description": "Doublestar pattern matched against paths relative to path, e.g. **/*.go or src/**/*_test.{ts,tsx}."},
-		"path": {"type": "string", "description": "Directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."},
-		"limit": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Most paths to return. Default 200."},
-		"include_hidden": {"type": "boolean", "description": "Also match files and directories whose names start with a dot. Default false."},
-		"respect_ignore": {"type": "boolean", "description": "Skip what .gitignore and .ignore files exclude. Default true. .git/ is always skipped."}
-	},
-	"required": ["pattern"],
-	"additionalProperties": false
-}`),
-		OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string"},
-		"total": {"type": "integer"},
-		"shown": {"type": "integer"},
-		"truncated": {"type": "boolean"}
-	},
-	"required": ["path", "total", "shown", "truncated"]
-}`),
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		Handler:     e.glob,
-	}
+	return NewTool("glob", describe("glob"), Annotations{ReadOnly: true, Idempotent: true}, e.glob)
 }
 
 type globArgs struct {
-	Pattern       string `json:"pattern"`
-	Path          string `json:"path"`
-	Limit         int    `json:"limit"`
-	IncludeHidden bool   `json:"include_hidden"`
-	RespectIgnore *bool  `json:"respect_ignore"`
+	Pattern       string `json:"pattern" minLength:"1" jsonschema:"Doublestar pattern matched against paths relative to path, e.g. **/*.go or src/**/*_test.{ts,tsx}."`
+	Path          string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."`
+	Limit         int    `json:"limit,omitempty" minimum:"1" maximum:"100000" default:"200" jsonschema:"Most paths to return."`
+	IncludeHidden bool   `json:"include_hidden,omitempty" default:"false" jsonschema:"Also match files and directories whose names start with a dot."`
+	RespectIgnore bool   `json:"respect_ignore,omitempty" default:"true" jsonschema:"Skip what .gitignore and .ignore files exclude. .git/ is always skipped."`
 }
 
 type globInfo struct {
@@ -60,36 +30,33 @@ type globInfo struct {
 	Total     int    `json:"total"`
 	Shown     int    `json:"shown"`
 	Truncated bool   `json:"truncated"`
+
+	text string
 }
+
+func (g globInfo) Text() string { return g.text }
 
 type globHit struct {
 	path  string
 	mtime int64
 }
 
-func (e *Engine) glob(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a globArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+func (e *Engine) glob(ctx context.Context, a globArgs) (globInfo, error) {
 	pattern := strings.TrimPrefix(a.Pattern, "./")
 	if err := checkGlob("pattern", pattern); err != nil {
-		return Result{}, err
+		return globInfo{}, err
 	}
 	limit := a.Limit
-	if limit <= 0 {
-		limit = defaultGlobLimit
-	}
 	base, isDir, err := e.searchDir(a.Path)
 	if err != nil {
-		return Result{}, err
+		return globInfo{}, err
 	}
 	if !isDir {
-		return Result{}, Errorf(ENotDir, "%s is not a directory", base).WithDetail("glob searches below a directory; give its parent as path.")
+		return globInfo{}, Errorf(ENotDir, "%s is not a directory", base).WithDetail("glob searches below a directory; give its parent as path.")
 	}
 	hits, unreadable, err := e.globWalk(ctx, base, pattern, walkOptions(a.IncludeHidden, a.RespectIgnore))
 	if err != nil {
-		return Result{}, err
+		return globInfo{}, err
 	}
 	slices.SortFunc(hits, func(x, y globHit) int {
 		if c := cmp.Compare(y.mtime, x.mtime); c != 0 {
@@ -111,7 +78,8 @@ func (e *Engine) glob(ctx context.Context, raw json.RawMessage) (Result, error) 
 	if unreadable > 0 {
 		fmt.Fprintf(&b, "# %d directories could not be read (permissions, or removed meanwhile)\n", unreadable)
 	}
-	return Result{Text: b.String(), Structured: info}, nil
+	info.text = b.String()
+	return info, nil
 }
 
 // globWalk returns the files below base that match pattern, with their

@@ -3,7 +3,6 @@ package praxis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -19,61 +18,23 @@ import (
 	"github.com/praxis-tools/praxis/praxis/internal/walk"
 )
 
-const (
-	defaultGrepLimit  = 200
-	maxGrepContext    = 20
-	grepProgressEvery = 1000 // files searched between progress reports
-)
+const grepProgressEvery = 1000 // files searched between progress reports
 
 func (e *Engine) grepTool() Tool {
-	return Tool{
-		Name:        "grep",
-		Description: describe("grep"),
-		InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"pattern": {"type": "string", "minLength": 1, "description": "Regular expression (Go RE2 syntax), or plain text with literal."},
-		"path": {"type": "string", "description": "File or directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."},
-		"glob": {"type": "string", "description": "Only search files matching this doublestar pattern: without a / it matches file names (*.go), with one, paths relative to path (cmd/**/*_test.go)."},
-		"ignore_case": {"type": "boolean", "description": "Match letters in either case. Default false."},
-		"literal": {"type": "boolean", "description": "Treat pattern as plain text, not a regular expression. Default false."},
-		"context": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Lines to show before and after each match (content output). Default 0."},
-		"output": {"type": "string", "enum": ["content", "files", "count"], "description": "content: matching lines in hashline form (default); files: paths of matching files; count: matching lines per file and in total."},
-		"limit": {"type": "integer", "minimum": 1, "maximum": 100000, "description": "Most matching lines shown (content) or files listed (files, count). Default 200."},
-		"include_hidden": {"type": "boolean", "description": "Also search files and directories whose names start with a dot. Default false."},
-		"respect_ignore": {"type": "boolean", "description": "Skip what .gitignore and .ignore files exclude. Default true. .git/ is always skipped."}
-	},
-	"required": ["pattern"],
-	"additionalProperties": false
-}`),
-		OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"path": {"type": "string"},
-		"matches": {"type": "integer"},
-		"files": {"type": "integer"},
-		"shown": {"type": "integer"},
-		"truncated": {"type": "boolean"},
-		"skipped_large": {"type": "integer"}
-	},
-	"required": ["path", "matches", "files", "shown", "truncated"]
-}`),
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		Handler:     e.grep,
-	}
+	return NewTool("grep", describe("grep"), Annotations{ReadOnly: true, Idempotent: true}, e.grep)
 }
 
 type grepArgs struct {
-	Pattern       string `json:"pattern"`
-	Path          string `json:"path"`
-	Glob          string `json:"glob"`
-	IgnoreCase    bool   `json:"ignore_case"`
-	Literal       bool   `json:"literal"`
-	Context       int    `json:"context"`
-	Output        string `json:"output"`
-	Limit         int    `json:"limit"`
-	IncludeHidden bool   `json:"include_hidden"`
-	RespectIgnore *bool  `json:"respect_ignore"`
+	Pattern       string `json:"pattern" minLength:"1" jsonschema:"Regular expression (Go RE2 syntax), or plain text with literal."`
+	Path          string `json:"path,omitempty" jsonschema:"File or directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."`
+	Glob          string `json:"glob,omitempty" jsonschema:"Only search files matching this doublestar pattern: without a / it matches file names (*.go), with one, paths relative to path (cmd/**/*_test.go)."`
+	IgnoreCase    bool   `json:"ignore_case,omitempty" default:"false" jsonschema:"Match letters in either case."`
+	Literal       bool   `json:"literal,omitempty" default:"false" jsonschema:"Treat pattern as plain text, not a regular expression."`
+	Context       int    `json:"context,omitempty" minimum:"0" maximum:"20" default:"0" jsonschema:"Lines to show before and after each match (content output)."`
+	Output        string `json:"output,omitempty" enum:"content,files,count" default:"content" jsonschema:"content: matching lines in hashline form; files: paths of matching files; count: matching lines per file and in total."`
+	Limit         int    `json:"limit,omitempty" minimum:"1" maximum:"100000" default:"200" jsonschema:"Most matching lines shown (content) or files listed (files, count)."`
+	IncludeHidden bool   `json:"include_hidden,omitempty" default:"false" jsonschema:"Also search files and directories whose names start with a dot."`
+	RespectIgnore bool   `json:"respect_ignore,omitempty" default:"true" jsonschema:"Skip what .gitignore and .ignore files exclude. .git/ is always skipped."`
 }
 
 // grepInfo is grep's structured result.
@@ -84,7 +45,11 @@ type grepInfo struct {
 	Shown        int    `json:"shown"`   // matching lines (content) or files (files, count) shown
 	Truncated    bool   `json:"truncated"`
 	SkippedLarge int64  `json:"skipped_large,omitempty"` // files over the size limit, not searched
+
+	text string
 }
+
+func (g grepInfo) Text() string { return g.text }
 
 // grepHit is a file with matching lines.
 type grepHit struct {
@@ -92,47 +57,34 @@ type grepHit struct {
 	lines int
 }
 
-func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a grepArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
-	if a.Output == "" {
-		a.Output = "content"
-	}
-	if a.Limit <= 0 {
-		a.Limit = defaultGrepLimit
-	}
-	if a.Context < 0 || a.Context > maxGrepContext {
-		return Result{}, Errorf(EInvalidArgs, "context must be between 0 and %d", maxGrepContext)
-	}
+func (e *Engine) grep(ctx context.Context, a grepArgs) (grepInfo, error) {
 	m, err := match.Compile(a.Pattern, a.Literal, a.IgnoreCase)
 	if err != nil {
-		return Result{}, Errorf(EInvalidArgs, "pattern %q: %v", a.Pattern, err).
+		return grepInfo{}, Errorf(EInvalidArgs, "pattern %q: %v", a.Pattern, err).
 			WithDetail("Patterns use Go RE2 syntax; set literal to true to search for plain text.")
 	}
 	opts := walkOptions(a.IncludeHidden, a.RespectIgnore)
 	if a.Glob != "" {
 		g := strings.TrimPrefix(a.Glob, "./")
 		if err := checkGlob("glob", g); err != nil {
-			return Result{}, err
+			return grepInfo{}, err
 		}
 		opts.Select = globSelect(g)
 	}
 	rel, isDir, err := e.searchDir(a.Path)
 	if err != nil {
-		return Result{}, err
+		return grepInfo{}, err
 	}
 
 	var scan grepScan
 	if isDir {
 		if scan, err = e.grepWalk(ctx, m, rel, opts); err != nil {
-			return Result{}, err
+			return grepInfo{}, err
 		}
 	} else {
 		data, _, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
 		if err != nil {
-			return Result{}, err
+			return grepInfo{}, err
 		}
 		if bytes.IndexByte(data, 0) >= 0 {
 			scan.binary = true
@@ -181,7 +133,8 @@ func (e *Engine) grep(ctx context.Context, raw json.RawMessage) (Result, error) 
 	if scan.unreadable > 0 {
 		b = fmt.Appendf(b, "# %d directories could not be read (permissions, or removed meanwhile)\n", scan.unreadable)
 	}
-	return Result{Text: string(b), Structured: info}, nil
+	info.text = string(b)
+	return info, nil
 }
 
 // grepScan is what a search found.

@@ -3,7 +3,6 @@ package praxis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,69 +31,12 @@ const (
 const memoryKeyRule = "a key is 1-64 characters of A-Z a-z 0-9 _ -, with / between topic parts (notes/build, not /notes, notes/ or notes//build)"
 
 func (e *Engine) memoryTools() []Tool {
-	keyProp := `"key": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Note name: letters, digits, _ and -, with / for topics (project/build)."}`
 	return []Tool{
-		{
-			Name:        "write_memory",
-			Description: describe("write_memory"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		` + keyProp + `,
-		"content": {"type": "string", "description": "Markdown text."},
-		"mode": {"type": "string", "enum": ["replace", "append"], "description": "replace the note (default) or append to it."}
-	},
-	"required": ["key", "content"],
-	"additionalProperties": false
-}`),
-			Annotations: Annotations{Destructive: true},
-			Handler:     e.writeMemory,
-		},
-		{
-			Name:        "read_memory",
-			Description: describe("read_memory"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {` + keyProp + `},
-	"required": ["key"],
-	"additionalProperties": false
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.readMemory,
-		},
-		{
-			Name:        "list_memory",
-			Description: describe("list_memory"),
-			InputSchema: json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.listMemory,
-		},
-		{
-			Name:        "search_memory",
-			Description: describe("search_memory"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"query": {"type": "string", "minLength": 1, "description": "Words to find; a line matches when it holds all of them, in any case."}
-	},
-	"required": ["query"],
-	"additionalProperties": false
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.searchMemory,
-		},
-		{
-			Name:        "delete_memory",
-			Description: describe("delete_memory"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {` + keyProp + `},
-	"required": ["key"],
-	"additionalProperties": false
-}`),
-			Annotations: Annotations{Destructive: true, Idempotent: true},
-			Handler:     e.deleteMemory,
-		},
+		NewTool("write_memory", describe("write_memory"), Annotations{Destructive: true}, e.writeMemory),
+		NewTool("read_memory", describe("read_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.readMemory),
+		NewTool("list_memory", describe("list_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.listMemory),
+		NewTool("search_memory", describe("search_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.searchMemory),
+		NewTool("delete_memory", describe("delete_memory"), Annotations{Destructive: true, Idempotent: true}, e.deleteMemory),
 	}
 }
 
@@ -261,25 +203,32 @@ func (e *Engine) maxMemoryBytes() int64 {
 }
 
 type writeMemoryArgs struct {
-	Key     string `json:"key"`
-	Content string `json:"content"`
-	Mode    string `json:"mode"`
+	Key     string `json:"key" minLength:"1" maxLength:"64" jsonschema:"Note name: letters, digits, _ and -, with / for topics (project/build)."`
+	Content string `json:"content" jsonschema:"Markdown text."`
+	Mode    string `json:"mode,omitempty" enum:"replace,append" default:"replace" jsonschema:"replace the note or append to it."`
 }
 
-func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a writeMemoryArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// writeMemoryInfo is write_memory's structured result.
+type writeMemoryInfo struct {
+	Key     string `json:"key"`
+	Size    int    `json:"size"`
+	Created bool   `json:"created"`
+
+	text string
+}
+
+func (w writeMemoryInfo) Text() string { return w.text }
+
+func (e *Engine) writeMemory(ctx context.Context, a writeMemoryArgs) (writeMemoryInfo, error) {
 	if err := e.checkMemoryWritable(a.Key); err != nil {
-		return Result{}, err
+		return writeMemoryInfo{}, err
 	}
 	if !utf8.ValidString(a.Content) {
-		return Result{}, Errorf(EInvalidArgs, "content is not valid UTF-8")
+		return writeMemoryInfo{}, Errorf(EInvalidArgs, "content is not valid UTF-8")
 	}
 	c, err := e.memoryCommitter(true)
 	if err != nil {
-		return Result{}, err
+		return writeMemoryInfo{}, err
 	}
 	defer c.root.Close()
 	root := c.root
@@ -329,7 +278,7 @@ func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, 
 		if CodeOf(err) == EIO {
 			err = prefixError(err, "writing memory note "+a.Key+": ")
 		}
-		return Result{}, err
+		return writeMemoryInfo{}, err
 	}
 	verb := "replaced"
 	switch {
@@ -338,26 +287,32 @@ func (e *Engine) writeMemory(ctx context.Context, raw json.RawMessage) (Result, 
 	case a.Mode == "append":
 		verb = "appended to"
 	}
-	return Result{
-		Text:       fmt.Sprintf("%s memory note %s: %d bytes", verb, a.Key, len(data)),
-		Structured: map[string]any{"key": a.Key, "size": len(data), "created": created},
-	}, nil
+	return writeMemoryInfo{Key: a.Key, Size: len(data), Created: created,
+		text: fmt.Sprintf("%s memory note %s: %d bytes", verb, a.Key, len(data))}, nil
 }
 
 type memoryKeyArgs struct {
-	Key string `json:"key"`
+	Key string `json:"key" minLength:"1" maxLength:"64" jsonschema:"Note name: letters, digits, _ and -, with / for topics (project/build)."`
 }
 
-func (e *Engine) readMemory(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a memoryKeyArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// readMemoryInfo is read_memory's structured result; Size is set when the
+// note exists.
+type readMemoryInfo struct {
+	Key    string `json:"key"`
+	Exists bool   `json:"exists"`
+	Size   *int   `json:"size,omitempty"`
+
+	text string
+}
+
+func (r readMemoryInfo) Text() string { return r.text }
+
+func (e *Engine) readMemory(ctx context.Context, a memoryKeyArgs) (readMemoryInfo, error) {
 	content, err := e.ReadMemory(a.Key)
 	if CodeOf(err) == ENotFound {
 		keys, lerr := e.MemoryKeys()
 		if lerr != nil {
-			return Result{}, lerr
+			return readMemoryInfo{}, lerr
 		}
 		text := fmt.Sprintf("memory note %s does not exist.", a.Key)
 		if len(keys) == 0 {
@@ -368,28 +323,41 @@ func (e *Engine) readMemory(ctx context.Context, raw json.RawMessage) (Result, e
 				text += "\n" + k.Key
 			}
 		}
-		return Result{Text: text, Structured: map[string]any{"key": a.Key, "exists": false}}, nil
+		return readMemoryInfo{Key: a.Key, Exists: false, text: text}, nil
 	}
 	if err != nil {
-		return Result{}, err
+		return readMemoryInfo{}, err
 	}
-	return Result{Text: content, Structured: map[string]any{"key": a.Key, "exists": true, "size": len(content)}}, nil
+	size := len(content)
+	return readMemoryInfo{Key: a.Key, Exists: true, Size: &size, text: content}, nil
 }
 
-func (e *Engine) listMemory(ctx context.Context, raw json.RawMessage) (Result, error) {
+// noArgs are the arguments of a tool that takes none.
+type noArgs struct{}
+
+// listMemoryInfo is list_memory's structured result.
+type listMemoryInfo struct {
+	Notes []MemoryNote `json:"notes"`
+
+	text string
+}
+
+func (l listMemoryInfo) Text() string { return l.text }
+
+func (e *Engine) listMemory(ctx context.Context, _ noArgs) (listMemoryInfo, error) {
 	notes, err := e.MemoryKeys()
 	if err != nil {
-		return Result{}, err
+		return listMemoryInfo{}, err
 	}
 	if len(notes) == 0 {
-		return Result{Text: "# no memory notes yet; write_memory creates one", Structured: map[string]any{"notes": []MemoryNote{}}}, nil
+		return listMemoryInfo{Notes: []MemoryNote{}, text: "# no memory notes yet; write_memory creates one"}, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %d memory notes: key, size in bytes, first line\n", len(notes))
 	for _, n := range notes {
 		fmt.Fprintf(&b, "%s  %d  %s\n", n.Key, n.Size, n.FirstLine)
 	}
-	return Result{Text: b.String(), Structured: map[string]any{"notes": notes}}, nil
+	return listMemoryInfo{Notes: notes, text: b.String()}, nil
 }
 
 // memoryNotes lists the notes below root, sorted by key, with their first
@@ -464,34 +432,40 @@ func clipText(s string, n int) string {
 }
 
 type searchMemoryArgs struct {
-	Query string `json:"query"`
+	Query string `json:"query" minLength:"1" jsonschema:"Words to find; a line matches when it holds all of them, in any case."`
 }
 
-func (e *Engine) searchMemory(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a searchMemoryArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// searchMemoryInfo is search_memory's structured result.
+type searchMemoryInfo struct {
+	Matches int `json:"matches"`
+	Notes   int `json:"notes"`
+
+	text string
+}
+
+func (s searchMemoryInfo) Text() string { return s.text }
+
+func (e *Engine) searchMemory(ctx context.Context, a searchMemoryArgs) (searchMemoryInfo, error) {
 	words := strings.Fields(strings.ToLower(a.Query))
 	if len(words) == 0 {
-		return Result{}, Errorf(EInvalidArgs, "query holds no words")
+		return searchMemoryInfo{}, Errorf(EInvalidArgs, "query holds no words")
 	}
 	root, err := e.memoryRoot(false)
 	if err != nil {
-		return Result{}, err
+		return searchMemoryInfo{}, err
 	}
 	var notes []MemoryNote
 	if root != nil {
 		defer root.Close()
 		if notes, err = memoryNotes(root, false); err != nil {
-			return Result{}, err
+			return searchMemoryInfo{}, err
 		}
 	}
 	var body strings.Builder
 	hits, files := 0, 0
 	for _, n := range notes {
 		if err := ctx.Err(); err != nil {
-			return Result{}, Errorf(ECancelled, "search_memory cancelled")
+			return searchMemoryInfo{}, Errorf(ECancelled, "search_memory cancelled")
 		}
 		data, err := readNote(root, n.Key, e.maxMemoryBytes())
 		if err != nil {
@@ -525,37 +499,42 @@ func (e *Engine) searchMemory(ctx context.Context, raw json.RawMessage) (Result,
 	if hits > maxMemoryHits {
 		body.WriteString(fmt.Sprintf("# truncated: showing %d of %d lines; use more words\n", maxMemoryHits, hits))
 	}
-	return Result{Text: head + body.String(), Structured: map[string]any{"matches": hits, "notes": files}}, nil
+	return searchMemoryInfo{Matches: hits, Notes: files, text: head + body.String()}, nil
 }
 
-func (e *Engine) deleteMemory(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a memoryKeyArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// deleteMemoryInfo is delete_memory's structured result.
+type deleteMemoryInfo struct {
+	Key string `json:"key"`
+
+	text string
+}
+
+func (d deleteMemoryInfo) Text() string { return d.text }
+
+func (e *Engine) deleteMemory(ctx context.Context, a memoryKeyArgs) (deleteMemoryInfo, error) {
 	if err := e.checkMemoryWritable(a.Key); err != nil {
-		return Result{}, err
+		return deleteMemoryInfo{}, err
 	}
 	c, err := e.memoryCommitter(false)
 	if err != nil {
-		return Result{}, err
+		return deleteMemoryInfo{}, err
 	}
 	if c == nil {
-		return Result{}, Errorf(ENotFound, "memory note %s does not exist; the memory store has no notes", a.Key)
+		return deleteMemoryInfo{}, Errorf(ENotFound, "memory note %s does not exist; the memory store has no notes", a.Key)
 	}
 	root := c.root
 	defer root.Close()
 	release, err := c.lock.acquire(ctx)
 	if err != nil {
-		return Result{}, err
+		return deleteMemoryInfo{}, err
 	}
 	defer release()
 	c.recover()
 	if err := root.Remove(a.Key + memoryExt); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Result{}, Errorf(ENotFound, "memory note %s does not exist", a.Key).WithDetail("list_memory shows the existing keys.")
+			return deleteMemoryInfo{}, Errorf(ENotFound, "memory note %s does not exist", a.Key).WithDetail("list_memory shows the existing keys.")
 		}
-		return Result{}, Errorf(EIO, "deleting memory note %s: %v", a.Key, errors.Unwrap(err))
+		return deleteMemoryInfo{}, Errorf(EIO, "deleting memory note %s: %v", a.Key, errors.Unwrap(err))
 	}
 	// Remove topic directories left empty; Remove fails on one that is not.
 	for dir := path.Dir(a.Key); dir != "."; dir = path.Dir(dir) {
@@ -563,7 +542,7 @@ func (e *Engine) deleteMemory(ctx context.Context, raw json.RawMessage) (Result,
 			break
 		}
 	}
-	return Result{Text: "deleted memory note " + a.Key, Structured: map[string]any{"key": a.Key}}, nil
+	return deleteMemoryInfo{Key: a.Key, text: "deleted memory note " + a.Key}, nil
 }
 
 // memoryCommitter returns the committer of the memory store, on a root of

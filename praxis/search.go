@@ -39,8 +39,8 @@ func (e *Engine) walkFailure(ctx context.Context, tool, rel string, err error) e
 }
 
 // walkOptions are the walk options for a search's arguments.
-func walkOptions(hidden bool, respectIgnore *bool) walk.Options {
-	return walk.Options{Hidden: hidden, Ignore: respectIgnore == nil || *respectIgnore}
+func walkOptions(hidden, respectIgnore bool) walk.Options {
+	return walk.Options{Hidden: hidden, Ignore: respectIgnore}
 }
 
 // checkGlob validates a doublestar pattern and reports the first problem

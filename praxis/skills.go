@@ -3,7 +3,6 @@ package praxis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,69 +39,9 @@ func (e *Engine) Skills() *skills.Catalog { return e.skills }
 
 func (e *Engine) skillTools() []Tool {
 	return []Tool{
-		{
-			Name:        "list_skills",
-			Description: describe("list_skills"),
-			InputSchema: json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`),
-			OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"skills": {"type": "array", "items": {
-			"type": "object",
-			"properties": {"name": {"type": "string"}, "description": {"type": "string"}},
-			"required": ["name", "description"]
-		}},
-		"shadowed": {"type": "integer"},
-		"invalid": {"type": "integer"}
-	},
-	"required": ["skills", "shadowed", "invalid"]
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.listSkills,
-		},
-		{
-			Name:        "load_skill",
-			Description: describe("load_skill"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"name": {"type": "string", "minLength": 1, "description": "The skill's name, as list_skills shows it."}
-	},
-	"required": ["name"],
-	"additionalProperties": false
-}`),
-			OutputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"name": {"type": "string"},
-		"dir": {"type": "string"},
-		"body_bytes": {"type": "integer"},
-		"truncated": {"type": "boolean"},
-		"files": {"type": "array", "items": {"type": "string"}},
-		"missing": {"type": "array", "items": {"type": "string"}}
-	},
-	"required": ["name", "dir", "body_bytes", "truncated", "files", "missing"]
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.loadSkill,
-		},
-		{
-			Name:        "read_skill_file",
-			Description: describe("read_skill_file"),
-			InputSchema: json.RawMessage(`{
-	"type": "object",
-	"properties": {
-		"name": {"type": "string", "minLength": 1, "description": "The skill's name."},
-		"path": {"type": "string", "minLength": 1, "description": "The file's path relative to the skill's directory, as load_skill lists it (e.g. references/FORMS.md)."},
-		"offset": {"type": "integer", "minimum": 1, "description": "First line to show, 1-based. Default 1."},
-		"limit": {"type": "integer", "minimum": 1, "description": "Number of lines to show. Default 2000."}
-	},
-	"required": ["name", "path"],
-	"additionalProperties": false
-}`),
-			Annotations: Annotations{ReadOnly: true, Idempotent: true},
-			Handler:     e.readSkillFile,
-		},
+		NewTool("list_skills", describe("list_skills"), Annotations{ReadOnly: true, Idempotent: true}, e.listSkills),
+		NewTool("load_skill", describe("load_skill"), Annotations{ReadOnly: true, Idempotent: true}, e.loadSkill),
+		NewTool("read_skill_file", describe("read_skill_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readSkillFile),
 	}
 }
 
@@ -111,10 +50,21 @@ type skillEntry struct {
 	Description string `json:"description"`
 }
 
-func (e *Engine) listSkills(ctx context.Context, raw json.RawMessage) (Result, error) {
+// listSkillsInfo is list_skills' structured result.
+type listSkillsInfo struct {
+	Skills   []skillEntry `json:"skills"`
+	Shadowed int          `json:"shadowed"`
+	Invalid  int          `json:"invalid"`
+
+	text string
+}
+
+func (l listSkillsInfo) Text() string { return l.text }
+
+func (e *Engine) listSkills(ctx context.Context, _ noArgs) (listSkillsInfo, error) {
 	snap, err := e.skills.Snapshot(ctx)
 	if err != nil {
-		return Result{}, skillError(err, "")
+		return listSkillsInfo{}, skillError(err, "")
 	}
 	entries := make([]skillEntry, 0, len(snap.Skills))
 	var b strings.Builder
@@ -151,24 +101,31 @@ func (e *Engine) listSkills(ctx context.Context, raw json.RawMessage) (Result, e
 	if len(invalid) > 0 {
 		fmt.Fprintf(&b, "# %d left out because of errors; praxis skills check explains\n", len(invalid))
 	}
-	return Result{
-		Text:       head + b.String(),
-		Structured: map[string]any{"skills": entries, "shadowed": len(snap.Shadowed), "invalid": len(invalid)},
-	}, nil
+	return listSkillsInfo{Skills: entries, Shadowed: len(snap.Shadowed), Invalid: len(invalid), text: head + b.String()}, nil
 }
 
 type loadSkillArgs struct {
-	Name string `json:"name"`
+	Name string `json:"name" minLength:"1" jsonschema:"The skill's name, as list_skills shows it."`
 }
 
-func (e *Engine) loadSkill(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a loadSkillArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// loadSkillInfo is load_skill's structured result.
+type loadSkillInfo struct {
+	Name      string   `json:"name"`
+	Dir       string   `json:"dir"`
+	BodyBytes int64    `json:"body_bytes"`
+	Truncated bool     `json:"truncated"`
+	Files     []string `json:"files"`
+	Missing   []string `json:"missing"`
+
+	text string
+}
+
+func (l loadSkillInfo) Text() string { return l.text }
+
+func (e *Engine) loadSkill(ctx context.Context, a loadSkillArgs) (loadSkillInfo, error) {
 	l, err := e.skills.Load(ctx, a.Name)
 	if err != nil {
-		return Result{}, e.skillNotFound(ctx, err, a.Name)
+		return loadSkillInfo{}, e.skillNotFound(ctx, err, a.Name)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# skill %s, directory %s\n", l.Skill.Name, l.Skill.Dir)
@@ -202,43 +159,46 @@ func (e *Engine) loadSkill(ctx context.Context, raw json.RawMessage) (Result, er
 			fmt.Fprintf(&b, "# the body links to %s, which does not exist\n", link.Path)
 		}
 	}
-	return Result{
-		Text: b.String(),
-		Structured: map[string]any{"name": l.Skill.Name, "dir": l.Skill.Dir, "body_bytes": l.BodyBytes,
-			"truncated": l.Truncated, "files": files, "missing": missing},
-	}, nil
+	return loadSkillInfo{Name: l.Skill.Name, Dir: l.Skill.Dir, BodyBytes: l.BodyBytes,
+		Truncated: l.Truncated, Files: files, Missing: missing, text: b.String()}, nil
 }
 
 type readSkillFileArgs struct {
-	Name   string `json:"name"`
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
+	Name   string `json:"name" minLength:"1" jsonschema:"The skill's name."`
+	Path   string `json:"path" minLength:"1" jsonschema:"The file's path relative to the skill's directory, as load_skill lists it (e.g. references/FORMS.md)."`
+	Offset int    `json:"offset,omitempty" minimum:"1" default:"1" jsonschema:"First line to show, 1-based."`
+	Limit  int    `json:"limit,omitempty" minimum:"1" default:"2000" jsonschema:"Number of lines to show."`
 }
 
-func (e *Engine) readSkillFile(ctx context.Context, raw json.RawMessage) (Result, error) {
-	var a readSkillFileArgs
-	if err := decodeArgs(raw, &a); err != nil {
-		return Result{}, err
-	}
+// skillFileInfo is read_skill_file's structured result.
+type skillFileInfo struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	From  int    `json:"from"`
+	To    int    `json:"to"`
+	Total int    `json:"total_lines"`
+
+	text string
+}
+
+func (f skillFileInfo) Text() string { return f.text }
+
+func (e *Engine) readSkillFile(ctx context.Context, a readSkillFileArgs) (skillFileInfo, error) {
 	data, _, err := e.skills.ReadFile(ctx, a.Name, a.Path, e.opts.MaxFileBytes)
 	if err != nil {
-		return Result{}, e.skillNotFound(ctx, err, a.Name)
+		return skillFileInfo{}, e.skillNotFound(ctx, err, a.Name)
 	}
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-		return Result{}, Errorf(EBinary, "%s of skill %s looks binary (%d bytes, a NUL byte in its first 8 KiB); it is not shown", a.Path, a.Name, len(data))
+		return skillFileInfo{}, Errorf(EBinary, "%s of skill %s looks binary (%d bytes, a NUL byte in its first 8 KiB); it is not shown", a.Path, a.Name, len(data))
 	}
 	if !utf8.Valid(data) {
-		return Result{}, Errorf(ENotUTF8, "%s of skill %s is not valid UTF-8 (%d bytes, first invalid byte at offset %d); it is not shown", a.Path, a.Name, len(data), firstInvalidUTF8(data))
+		return skillFileInfo{}, Errorf(ENotUTF8, "%s of skill %s is not valid UTF-8 (%d bytes, first invalid byte at offset %d); it is not shown", a.Path, a.Name, len(data), firstInvalidUTF8(data))
 	}
 	lines := splitLines(data)
 	total := len(lines)
-	from, limit := max(a.Offset, 1), a.Limit
-	if limit <= 0 {
-		limit = defaultReadLimit
-	}
+	from, limit := a.Offset, a.Limit
 	if total > 0 && from > total {
-		return Result{}, Errorf(EInvalidArgs, "offset %d is past the end of %s, which has %d lines", from, a.Path, total)
+		return skillFileInfo{}, Errorf(EInvalidArgs, "offset %d is past the end of %s, which has %d lines", from, a.Path, total)
 	}
 	to := min(total, from+limit-1)
 	var b strings.Builder
@@ -254,7 +214,7 @@ func (e *Engine) readSkillFile(ctx context.Context, raw json.RawMessage) (Result
 	if to < total {
 		fmt.Fprintf(&b, "# %d more lines: read_skill_file with offset=%d to continue\n", total-to, to+1)
 	}
-	return Result{Text: b.String(), Structured: map[string]any{"name": a.Name, "path": a.Path, "from": from, "to": to, "total_lines": total}}, nil
+	return skillFileInfo{Name: a.Name, Path: a.Path, From: from, To: to, Total: total, text: b.String()}, nil
 }
 
 // splitLines splits data into lines without their terminators (LF or

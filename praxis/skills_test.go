@@ -131,9 +131,9 @@ func TestLoadSkill(t *testing.T) {
 	if strings.Contains(res.Text, "leak.txt") {
 		t.Errorf("a symlink out of the skill is listed:\n%s", res.Text)
 	}
-	st := res.Structured.(map[string]any)
-	if !slices.Equal(st["missing"].([]string), []string{"references/GONE.md"}) || st["dir"] != dir {
-		t.Errorf("structured = %v", st)
+	st := res.Structured.(loadSkillInfo)
+	if !slices.Equal(st.Missing, []string{"references/GONE.md"}) || st.Dir != dir {
+		t.Errorf("structured = %+v", st)
 	}
 
 	res = call(t, env.eng, "load_skill", map[string]any{"name": "nope"})

@@ -3,6 +3,11 @@ package praxis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Annotations are hints about a tool's behaviour, as MCP defines them. Every
@@ -15,7 +20,8 @@ type Annotations struct {
 }
 
 // Handler runs a tool. args is the JSON object of the call's arguments,
-// already validated against the tool's input schema. A failure is reported
+// already validated against the tool's input schema where the catalog's
+// validator implements it (see Catalog.Add). A failure is reported
 // by returning an *Error (or a Result with IsError set); any other error is
 // treated as E_INTERNAL.
 type Handler func(ctx context.Context, args json.RawMessage) (Result, error)
@@ -27,12 +33,113 @@ type Tool struct {
 	// Description is prose for a model: what the tool does, when to use it,
 	// what it returns.
 	Description string
-	// InputSchema is a JSON Schema for the arguments object.
+	// InputSchema is a JSON Schema for the arguments object. A tool made by
+	// NewTool leaves it unset: the catalog fills it in when it lists or
+	// looks up the tool (see Catalog.Tools).
 	InputSchema json.RawMessage
-	// OutputSchema, if set, is a JSON Schema that Result.Structured matches.
+	// OutputSchema, if set, is a JSON Schema that Result.Structured matches;
+	// filled in like InputSchema for a tool made by NewTool.
 	OutputSchema json.RawMessage
 	Annotations  Annotations
 	Handler      Handler
+
+	// typed returns the generated schemas of a tool made by NewTool,
+	// generating them on first use; nil for a tool built by hand.
+	typed func() *typedSchemas
+}
+
+// typedSchemas are the schemas NewTool generates from a tool's types.
+type typedSchemas struct {
+	in, out  json.RawMessage
+	resolved *jsonschema.Resolved // in, resolved for validating arguments
+}
+
+// withSchemas returns t with its generated schemas filled in.
+func (t Tool) withSchemas() Tool {
+	if t.typed != nil {
+		s := t.typed()
+		t.InputSchema, t.OutputSchema = s.in, s.out
+	}
+	return t
+}
+
+// Output is the result type of a typed tool. Its JSON encoding is the
+// call's structured result, which the output schema generated from the
+// type describes; Text is what the model reads.
+type Output interface {
+	Text() string
+}
+
+// NewTool declares a tool from Go types. The input schema is generated
+// from In and the output schema from Out, both structs, with the struct
+// tags schema.go describes: descriptions, enums, defaults and bounds.
+// The schemas are generated once per returned Tool, on first use: when a
+// catalog first lists or looks up the tool, or on its first call, so that
+// building an engine costs none of them. The catalog validates a call's
+// arguments against the input schema before h runs; h then receives them
+// decoded into an In that holds the declared defaults of the arguments
+// left out. h's Out becomes the Result: its Text, and the value itself as
+// Structured. A failure is an error from h, an *Error for a coded one.
+//
+// The schemas' generation panics if In or Out cannot be described by a
+// schema: a declaration mistake, which any test that lists the engine's
+// tools finds.
+func NewTool[In any, Out Output](name, description string, ann Annotations, h func(context.Context, In) (Out, error)) Tool {
+	gen := sync.OnceValues(func() (*typedSchemas, In) {
+		var defaults In
+		in, err := typeSchema(reflect.TypeFor[In]())
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: input: %v", name, err))
+		}
+		out, err := typeSchema(reflect.TypeFor[Out]())
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: output: %v", name, err))
+		}
+		d, err := defaultsOf(in)
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: %v", name, err))
+		}
+		if d != nil {
+			if err := json.Unmarshal(d, &defaults); err != nil {
+				panic(fmt.Sprintf("praxis: tool %s: defaults: %v", name, err))
+			}
+		}
+		rs, err := in.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: input schema: %v", name, err)) // a schema For made always resolves
+		}
+		return &typedSchemas{in: mustMarshal(in), out: mustMarshal(out), resolved: rs}, defaults
+	})
+	return Tool{
+		Name:        name,
+		Description: description,
+		Annotations: ann,
+		typed: func() *typedSchemas {
+			s, _ := gen()
+			return s
+		},
+		Handler: func(ctx context.Context, args json.RawMessage) (Result, error) {
+			_, a := gen()
+			if len(args) > 0 {
+				if err := json.Unmarshal(args, &a); err != nil {
+					return Result{}, Errorf(EInvalidArgs, "arguments: %v", err)
+				}
+			}
+			v, err := h(ctx, a)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Text: v.Text(), Structured: v}, nil
+		},
+	}
+}
+
+func mustMarshal(s *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a generated schema always marshals
+	}
+	return b
 }
 
 // Result is the outcome of a tool call.

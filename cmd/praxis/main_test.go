@@ -69,7 +69,7 @@ func TestCallExitStatuses(t *testing.T) {
 		{"arguments on stdin with -", `{"path":"a.txt"}`, []string{"call", "read_file", "-"}, 0, "|hello\n", ""},
 		{"tool error", "", []string{"call", "read_file", `{"path":"nope.txt"}`}, 1, "", "E_NOT_FOUND: nope.txt does not exist"},
 		{"outside", "", []string{"call", "read_file", `{"path":"../x"}`}, 1, "", "E_PATH_OUTSIDE"},
-		{"invalid args", "", []string{"call", "read_file", `{}`}, 1, "", "E_INVALID_ARGS: field path: missing"},
+		{"invalid args", "", []string{"call", "read_file", `{}`}, 1, "", `E_INVALID_ARGS: arguments: required: missing properties: ["path"]`},
 		{"unknown tool", "", []string{"call", "nope", `{}`}, 2, "", `unknown tool "nope"`},
 		{"not JSON", "", []string{"call", "read_file", `{path`}, 2, "", "must be one JSON object"},
 		{"no tool", "", []string{"call"}, 2, "", "needs the name of a tool"},

@@ -1,14 +1,15 @@
 // A real MCP client, written against the official TypeScript SDK, drives
 // `praxis serve` over stdio and over streamable HTTP the way an agent
 // would: list the tools, read a file, edit it with the anchors from that
-// read, and check the bytes on disk and every structured result against
-// the tool's output schema.
+// read, and check the bytes on disk; then call every tool, to succeed and
+// to fail, with the SDK validating every structured result against the
+// tool's output schema.
 //
 // PRAXIS_BIN names the praxis binary (built by run.sh).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, writeFile, readFile, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,19 +51,21 @@ async function waitForPort(port, child, ms = 10000) {
   throw new Error(`praxis serve --http did not listen on ${port}`);
 }
 
-// Each transport: how to connect a client to a server serving ws.
+// Each transport: how to connect a client to a server serving ws with
+// the config file cfg (which enables the shell without isolation, so that
+// bash and its jobs can be called).
 const transports = {
-  stdio: async (ws) => {
+  stdio: async (ws, cfg) => {
     const transport = new StdioClientTransport({
       command: praxis,
-      args: ['serve', '--workspace', ws],
+      args: ['serve', '--workspace', ws, '--config', cfg],
       stderr: 'inherit',
     });
     return { transport, stop: async () => {} };
   },
-  http: async (ws) => {
+  http: async (ws, cfg) => {
     const port = await freePort();
-    const child = spawn(praxis, ['serve', `--http=127.0.0.1:${port}`, '--workspace', ws], {
+    const child = spawn(praxis, ['serve', `--http=127.0.0.1:${port}`, '--workspace', ws, '--config', cfg], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     await waitForPort(port, child);
@@ -92,7 +95,7 @@ function parseRead(text) {
 
 for (const [name, connectTo] of Object.entries(transports)) {
   describe(`praxis serve over ${name}`, () => {
-    let ws, client, server, tools;
+    let ws, cfgDir, client, server, tools;
     const ajv = new Ajv({ strict: false, allErrors: true });
 
     // validated checks a structured result against the tool's output schema.
@@ -108,8 +111,17 @@ for (const [name, connectTo] of Object.entries(transports)) {
 
     before(async () => {
       ws = await mkdtemp(join(tmpdir(), `praxis-sdkclient-${name}-`));
+      cfgDir = await mkdtemp(join(tmpdir(), `praxis-sdkclient-cfg-`));
+      const cfg = join(cfgDir, 'config.yaml');
+      await writeFile(cfg, 'sandbox:\n  shell: true\n  isolation: none\n');
       await writeFile(join(ws, 'notes.txt'), original);
-      server = await connectTo(ws);
+      await mkdir(join(ws, '.praxis', 'memory'), { recursive: true });
+      await writeFile(join(ws, '.praxis', 'memory', 'style.md'), 'Tabs, not spaces.\n');
+      await mkdir(join(ws, '.praxis', 'skills', 'release'), { recursive: true });
+      await writeFile(join(ws, '.praxis', 'skills', 'release', 'SKILL.md'),
+        '---\nname: release\ndescription: Cut a release.\n---\nSee [the checklist](CHECKLIST.md).\n');
+      await writeFile(join(ws, '.praxis', 'skills', 'release', 'CHECKLIST.md'), '1. Tag.\n2. Changelog.\n');
+      server = await connectTo(ws, cfg);
       client = new Client({ name: 'praxis-sdk-check', version: '1.0.0' });
       await client.connect(server.transport);
     });
@@ -118,6 +130,7 @@ for (const [name, connectTo] of Object.entries(transports)) {
       await client?.close();
       await server?.stop();
       if (ws) await rm(ws, { recursive: true, force: true });
+      if (cfgDir) await rm(cfgDir, { recursive: true, force: true });
     });
 
     test('lists tools with descriptions, schemas and explicit annotations', async () => {
@@ -191,6 +204,70 @@ for (const [name, connectTo] of Object.entries(transports)) {
       const text = listed.content.map((c) => c.text ?? '').join('\n');
       assert.match(text, /notes\.txt/);
       assert.match(text, /new\.txt/);
+    });
+
+    // The SDK's callTool validates structuredContent against the tool's
+    // outputSchema itself (and throws when it does not match, or when a
+    // successful call of a tool with an outputSchema carries none); each
+    // success is checked again with ajv, and each failure must be an error
+    // result with an E_ code, not a protocol error.
+    test('every tool, called to succeed and to fail, returns results its output schema admits', async () => {
+      const calls = [
+        ['read_file', { path: 'notes.txt', offset: 2, limit: 1 }, true],
+        ['read_file', { path: 'missing.txt' }, false],
+        ['read_file', { path: 'notes.txt', offset: 0 }, false],
+        ['write_file', { path: 'w/new.txt', content: 'x\n' }, true],
+        ['write_file', { path: 'w/new.txt', content: 'y\n', expect_version: 'stale' }, false],
+        ['list_dir', { depth: 2 }, true],
+        ['list_dir', { path: 'notes.txt' }, false],
+        ['edit_file', { path: 'w/new.txt', dry_run: true, ops: [{ op: 'append', new_text: 'z' }] }, true],
+        ['edit_file', { path: 'w/new.txt', ops: [{ op: 'delete_line', tag: '1:00000000' }] }, false],
+        ['glob', { pattern: '**/*.txt' }, true],
+        ['glob', { pattern: '{a' }, false],
+        ['grep', { pattern: 'alpha', output: 'count' }, true],
+        ['grep', { pattern: '(' }, false],
+        ['bash', { command: 'echo out; echo err >&2; exit 5' }, true],
+        ['bash', { command: 'sleep 60', background: true }, true],
+        ['bash', { command: 'true', cwd: '../..' }, false],
+        ['job_output', { job: 1 }, true],
+        ['job_kill', { job: '1' }, true],
+        ['job_output', { job: '1', since: 0 }, true],
+        ['job_kill', { job: '42' }, false],
+        ['job_output', { job: '42' }, false],
+        ['write_memory', { key: 'project/build', content: 'make test', mode: 'append' }, true],
+        ['write_memory', { key: '/bad', content: 'x' }, false],
+        ['read_memory', { key: 'style' }, true],
+        ['read_memory', { key: 'nothing' }, true],
+        ['read_memory', { key: 'a//b' }, false],
+        ['list_memory', {}, true],
+        ['search_memory', { query: 'tabs' }, true],
+        ['search_memory', { query: '  ' }, false],
+        ['delete_memory', { key: 'style' }, true],
+        ['delete_memory', { key: 'style' }, false],
+        ['list_skills', {}, true],
+        ['load_skill', { name: 'release' }, true],
+        ['load_skill', { name: 'nope' }, false],
+        ['read_skill_file', { name: 'release', path: 'CHECKLIST.md' }, true],
+        ['read_skill_file', { name: 'release', path: '../../notes.txt' }, false],
+      ];
+      const succeeded = new Set();
+      for (const [tool, args, ok] of calls) {
+        const what = `${tool} ${JSON.stringify(args)}`;
+        const res = await client.callTool({ name: tool, arguments: args });
+        const text = res.content?.find((c) => c.type === 'text')?.text ?? '';
+        if (ok) {
+          assert.notEqual(res.isError, true, `${what}: ${text}`);
+          validated(tool, res);
+          succeeded.add(tool);
+        } else {
+          assert.equal(res.isError, true, `${what} should fail: ${text}`);
+          assert.match(text, /^E_[A-Z_]+: /, `${what}: the error text starts with its code`);
+          assert.equal(res.structuredContent, undefined, `${what}: an error result carries no structuredContent`);
+        }
+      }
+      for (const t of tools.keys()) {
+        assert.ok(succeeded.has(t), `tool ${t} was called successfully`);
+      }
     });
 
     test('a path outside the workspace is an error result, not a protocol error', async () => {
