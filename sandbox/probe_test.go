@@ -165,8 +165,8 @@ var runnerModes = []struct {
 
 // bwrapWorks reports whether bwrap can build a sandbox here.
 func bwrapWorks() bool {
-	_, err := New(Policy{Workspace: os.TempDir(), Shell: true, Isolation: IsolationBwrap})
-	return err == nil
+	r, err := New(Policy{Workspace: os.TempDir(), Shell: true, Isolation: IsolationBwrap})
+	return err == nil && r.Ready() == nil
 }
 
 // probeEnvSecret is set in the test's environment; no command may see it.
