@@ -585,3 +585,40 @@ func workspaceContainers(t *testing.T, ws string) []string {
 	}
 	return ids
 }
+
+// The container's seccomp profile refuses the setuid and setgid bits, and
+// only them: files are still created, copied and made executable.
+func TestDockerSetID(t *testing.T) {
+	r := dockerRunner(t, nil)
+	ws := r.Policy().Workspace
+	for _, tc := range []struct {
+		script string
+		ok     bool
+		file   string
+		mode   os.FileMode
+	}{
+		{"echo x > f && chmod 755 f", true, "f", 0o755},
+		{"cp f g && chmod 700 g", true, "g", 0o700},
+		{"chmod u+s f", false, "f", 0o755},
+		{"chmod g+s f", false, "f", 0o755},
+		{"chmod 4755 g", false, "g", 0o700},
+		{"mkdir d && chmod 2775 d", false, "d", os.ModeDir | 0o755},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			res := drun(t, r, Command{Script: tc.script})
+			if (res.ExitCode == 0) != tc.ok {
+				t.Errorf("exit %d, want success %v: %s", res.ExitCode, tc.ok, res.Stderr.Text)
+			}
+			if !tc.ok && !strings.Contains(res.Stderr.Text, "not permitted") {
+				t.Errorf("stderr %q, want the refusal", res.Stderr.Text)
+			}
+			fi, err := os.Stat(filepath.Join(ws, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode() & (os.ModeDir | os.ModePerm | os.ModeSetuid | os.ModeSetgid); got != tc.mode {
+				t.Errorf("%s: mode %v, want %v", tc.file, got, tc.mode)
+			}
+		})
+	}
+}

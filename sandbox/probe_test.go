@@ -323,7 +323,7 @@ var probes = []probe{
 		res := runProbeScript(t, s, Command{Script: s.bin + " " + sock, Env: map[string]string{probeEnv: "docker-ping"}})
 		return stoppedIf(res.ExitCode != 0, firstLine(res.Stdout.Text+res.Stderr.Text))
 	}},
-	{"leave a setuid or setgid file", []string{"bwrap", "auto"}, func(t *testing.T, s *probeSetup) (verdict, string) {
+	{"leave a setuid or setgid file", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		res := runProbeScript(t, s, Command{Script: s.bin + " .", Env: map[string]string{probeEnv: "setid"}})
 		left := setIDFiles(t, s.ws)
 		if len(left) > 0 {
@@ -389,13 +389,6 @@ func setIDFiles(t *testing.T, dir string) []string {
 // -v; docker runs where an engine answers, see internal/dockerimage). What
 // a mode must stop is asserted; what it does not stop is shown.
 func TestProbes(t *testing.T) {
-	// Escapes known and documented in the README: probe name -> mode.
-	known := map[string]string{}
-	if os.Geteuid() == 0 {
-		// As root, a command under docker runs as root, and may set the
-		// setuid bit on its own files.
-		known["leave a setuid or setgid file"] = "docker"
-	}
 	table := map[string]map[string]string{}
 	for _, mode := range probeModes {
 		t.Run(mode.name, func(t *testing.T) {
@@ -413,7 +406,7 @@ func TestProbes(t *testing.T) {
 					v, what := p.try(t, s)
 					cells[p.name] = [...]string{"stopped", "**not stopped**", "n/a"}[v]
 					t.Logf("%s: %s", cells[p.name], what)
-					if v != escaped || known[p.name] == mode.name {
+					if v != escaped {
 						return
 					}
 					if p.name == probes[0].name && judgedAs == "none" && os.Geteuid() == 0 {
