@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -29,6 +30,9 @@ type shell struct {
 	runner *sandbox.Runner // nil when the shell is disabled
 	ctx    context.Context
 	cancel context.CancelFunc
+	log    *slog.Logger
+	wsDir  string
+	said   sync.Once // the fallback of isolation auto, said at the first command
 
 	mu      sync.Mutex
 	closed  bool
@@ -48,10 +52,12 @@ type job struct {
 }
 
 // newShell builds the shell for policy p in the workspace ws. A nil p
-// disables the shell. protected paths stay read-only under bwrap.
-func newShell(p *sandbox.Policy, ws *Workspace, protected []string) (*shell, error) {
+// disables the shell. protected paths stay read-only under bwrap. It
+// starts no process: the runner checks its isolation at the first
+// command.
+func newShell(p *sandbox.Policy, ws *Workspace, protected []string, log *slog.Logger) (*shell, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &shell{ctx: ctx, cancel: cancel, jobs: make(map[string]*job)}
+	s := &shell{ctx: ctx, cancel: cancel, jobs: make(map[string]*job), log: log, wsDir: ws.dir}
 	if p == nil || !p.Shell {
 		return s, nil
 	}
@@ -93,6 +99,13 @@ func (s *shell) start(c sandbox.Command) (*sandbox.Process, error) {
 	}
 	s.running.Add(1) // before close can Wait; a command started after close is killed at once
 	s.mu.Unlock()
+	s.said.Do(func() {
+		if s.runner.Fallback() != "" {
+			// Isolation auto found no working bwrap: commands run
+			// unisolated, said once, with the reason.
+			s.log.Warn("sandbox: "+s.runner.Describe(), "workspace", s.wsDir)
+		}
+	})
 	p, err := s.runner.Start(s.ctx, c)
 	if err != nil {
 		s.running.Done()

@@ -123,14 +123,9 @@ func New(opts Options) (*Engine, error) {
 		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook}
 	e.recoverCommits()
 	e.skills = newSkills(opts, ws)
-	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected); err != nil {
+	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected, opts.Logger); err != nil {
 		ws.Close()
 		return nil, err
-	}
-	if r := e.shell.runner; r != nil && r.Fallback() != "" {
-		// Isolation auto found no working bwrap: commands run unisolated,
-		// said once, with the reason.
-		e.log.Warn("sandbox: "+r.Describe(), "workspace", ws.dir)
 	}
 	e.catalog, err = NewCatalog(slices.Concat(
 		e.fileTools(),
@@ -153,7 +148,9 @@ func (e *Engine) Catalog() *Catalog { return e.catalog }
 // Sandbox describes in one line how the bash tool runs commands: the
 // isolation actually in force (under isolation auto, bwrap or none as
 // probed, and why none), the network and Unix sockets; or that the shell
-// is disabled.
+// is disabled, or why it cannot run commands. Its first call checks
+// bubblewrap where the policy may use it (a run of bwrap); the engine
+// itself starts none.
 func (e *Engine) Sandbox() string {
 	if r := e.shell.runner; r != nil {
 		return r.Describe()

@@ -116,18 +116,12 @@ func realPath(p string) string {
 // first of exec.Cmd's ExtraFiles.
 const seccompFD = 3
 
-// probeBwrap finds bwrap and checks that it can build the sandbox the policy
-// asks for, by running true in it. Its error names what is missing.
+// probeBwrap checks that bwrap (found by New) can build the sandbox the
+// policy asks for, by running true in it. Its error names what is missing.
 func (r *Runner) probeBwrap() error {
-	path, err := exec.LookPath("bwrap")
-	if err != nil {
-		return fmt.Errorf("%w: isolation bwrap needs the bwrap program (Debian and Ubuntu package bubblewrap), which is not on PATH", ErrUnavailable)
-	}
-	r.bwrap = path
+	path := r.bwrap
 	ws := realPath(r.policy.Workspace)
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, r.policy.Workspace)
-	}
+	var err error
 	if r.filter, err = seccompFilter(r.policy.UnixSockets); err != nil {
 		return err
 	}

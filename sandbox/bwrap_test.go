@@ -3,12 +3,15 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -261,23 +264,89 @@ func TestBwrapMissing(t *testing.T) {
 	}
 }
 
-// A bwrap that cannot build the sandbox is an error carrying its reason.
-func TestBwrapBroken(t *testing.T) {
+// New runs no process: bubblewrap is checked once, at the first call that
+// needs to know, however many ask at once. A bwrap that cannot build the
+// sandbox then refuses every command under isolation bwrap, with its
+// reason and without running it, and sends isolation auto to none, saying
+// why.
+func TestBwrapProbeLazy(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
 	}
-	bin := t.TempDir()
-	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
-		t.Fatal(err)
-	}
-	fake := "#!" + bash + "\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin)
-	_, err = New(Policy{Workspace: t.TempDir(), Shell: true, Isolation: IsolationBwrap})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "setting up uid map: Permission denied") {
-		t.Fatalf("got %v, want ErrUnavailable with bwrap's reason", err)
+	for _, tc := range []struct {
+		name      string
+		isolation Isolation
+		first     func(r *Runner) // the first call that needs the probe
+		wantStart bool
+		describe  string
+	}{
+		{"bwrap, first Start", IsolationBwrap, func(r *Runner) { r.Run(context.Background(), Command{Script: "true"}) }, false, "isolation bwrap unavailable, commands refused"},
+		{"bwrap, first Ready", IsolationBwrap, func(r *Runner) { r.Ready() }, false, "isolation bwrap unavailable, commands refused"},
+		{"auto, first Describe", IsolationAuto, func(r *Runner) { r.Describe() }, true, "isolation none (policy auto), network on; bwrap unavailable: "},
+		{"auto, first Isolation", IsolationAuto, func(r *Runner) { r.Isolation() }, true, "isolation none (policy auto)"},
+		{"auto, first Fallback", IsolationAuto, func(r *Runner) { r.Fallback() }, true, "isolation none (policy auto)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin, ws := t.TempDir(), t.TempDir()
+			if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+				t.Fatal(err)
+			}
+			count := filepath.Join(bin, "runs")
+			fake := "#!" + bash + "\necho run >>" + count + "\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+			if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			runs := func() int {
+				b, _ := os.ReadFile(count)
+				return strings.Count(string(b), "run")
+			}
+			t.Setenv("PATH", bin)
+			r, err := New(Policy{Workspace: ws, Shell: true, Isolation: tc.isolation})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := runs(); n != 0 {
+				t.Fatalf("New ran bwrap %d times", n)
+			}
+			tc.first(r)
+			if n := runs(); n != 1 {
+				t.Fatalf("the first call ran bwrap %d times, want 1", n)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 8)
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = r.Run(context.Background(), Command{Script: ": >ran" + strconv.Itoa(i)})
+				}()
+			}
+			wg.Wait()
+			if n := runs(); n != 1 {
+				t.Errorf("bwrap ran %d times in all, want 1", n)
+			}
+			for i, err := range errs {
+				_, statErr := os.Stat(filepath.Join(ws, "ran"+strconv.Itoa(i)))
+				if tc.wantStart {
+					if err != nil || statErr != nil {
+						t.Errorf("command %d: %v, %v", i, err, statErr)
+					}
+					continue
+				}
+				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "setting up uid map: Permission denied") {
+					t.Errorf("command %d: got %v, want ErrUnavailable with bwrap's reason", i, err)
+				}
+				if statErr == nil {
+					t.Errorf("command %d ran unisolated", i)
+				}
+			}
+			if d := r.Describe(); !strings.Contains(d, tc.describe) || !strings.Contains(d, "setting up uid map") {
+				t.Errorf("describe %q, want %q and the reason", d, tc.describe)
+			}
+			if err := r.Ready(); (err == nil) != tc.wantStart {
+				t.Errorf("Ready: %v", err)
+			}
+		})
 	}
 }

@@ -63,6 +63,7 @@ type docker struct {
 	user    string // uid:gid the commands run as
 	session string
 	owner   string
+	seccomp string // the containers' seccomp profile (see dockerSeccomp), or "" for the engine's default
 
 	mu     sync.Mutex
 	closed bool
@@ -97,6 +98,10 @@ func newDocker(p Policy) (*docker, error) {
 		user:    fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		session: randomID(),
 		owner:   ownerID(),
+	}
+	if d.seccomp, err = dockerSeccomp(); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("building the containers' seccomp profile: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -245,6 +250,9 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 		AutoRemove:  true,
 		IpcMode:     "private",
 		Tmpfs:       map[string]string{"/tmp": "rw,nosuid,nodev,mode=1777"},
+	}
+	if d.seccomp != "" {
+		hc.SecurityOpt = append(hc.SecurityOpt, "seccomp="+d.seccomp)
 	}
 	if p.networkOff() {
 		hc.NetworkMode = "none"

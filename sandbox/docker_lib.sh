@@ -4,11 +4,13 @@
 
 # scan ID: sets hit to the live processes whose environment carries
 # PRAXIS_COMMAND=ID, and their descendants, leaving out this shell and
-# $skip; sets mark to each marked process's ID, for top.
+# $skip; sets mark to each marked process's ID, for top; sets unsure to
+# the processes whose environment read empty: a process in the middle of
+# an exec shows none for a moment.
 scan() {
-	local want="PRAXIS_COMMAND=$1" d p line state ppid kv changed=1
-	unset hit par mark
-	declare -gA hit=() par=() mark=()
+	local want="PRAXIS_COMMAND=$1" d p line state ppid kv seen changed=1
+	unset hit par mark unsure
+	declare -gA hit=() par=() mark=() unsure=()
 	for d in /proc/[0-9]*; do
 		p=${d#/proc/}
 		((p == $$ || p == ${skip:-0})) && continue
@@ -19,8 +21,10 @@ scan() {
 		ppid=${line%% *}
 		[[ $state == [ZX] ]] && continue
 		par[$p]=$ppid
+		seen=0
 		{
 			while IFS= read -r -d '' kv; do
+				seen=1
 				if [[ $kv == PRAXIS_COMMAND=* ]]; then
 					mark[$p]=${kv#PRAXIS_COMMAND=}
 					[[ $kv == "$want" ]] && hit[$p]=1
@@ -28,6 +32,7 @@ scan() {
 				fi
 			done <"$d/environ"
 		} 2>/dev/null
+		((seen)) || unsure[$p]=1
 	done
 	while ((changed)); do
 		changed=0
@@ -41,16 +46,23 @@ scan() {
 }
 
 # sweep ID SIGNAL: sends SIGNAL to the processes of command ID; with KILL,
-# again until none is left (a process forking meanwhile adds one). Sets n
-# to the number of processes found first.
+# again until none is left (a process forking meanwhile adds one). While
+# none is found but some process's environment read empty, it looks
+# again, a few times: that process may be one of the command's, caught
+# in an exec. Sets n to the number of processes found first.
 sweep() {
 	local round
 	n=-1
 	for round in {1..200}; do
 		scan "$1"
-		((n < 0)) && n=${#hit[@]}
-		((${#hit[@]})) || return 0
-		kill -s "$2" "${!hit[@]}" 2>/dev/null
-		[[ $2 == KILL ]] || return 0
+		if ((${#hit[@]})); then
+			((n < 0)) && n=${#hit[@]}
+			kill -s "$2" "${!hit[@]}" 2>/dev/null
+			[[ $2 == KILL ]] || return 0
+		elif ((${#unsure[@]} == 0 || round > 20)); then
+			break
+		fi
 	done
+	((n < 0)) && n=0
+	return 0
 }

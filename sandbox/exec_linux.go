@@ -18,9 +18,10 @@ import (
 // checkPlatform reports whether this system can run commands.
 func checkPlatform(Policy) error { return nil }
 
-// protectPraxis prepares the Praxis process for commands under none: it
-// marks it non-dumpable, so that a command running as the same user cannot
-// read /proc/PID/environ or mem of Praxis (root still can), and gives each
+// protectPraxis prepares the Praxis process for commands under none,
+// before the first one runs: it marks it non-dumpable, so that a command
+// running as the same user cannot read /proc/PID/environ or mem of Praxis
+// (root still can), and gives each
 // command a PID namespace where that is permitted (the kernel kills every
 // process in it when the shell ends), or else makes Praxis a child
 // subreaper, so that orphans of a command come to Praxis, where the
@@ -32,9 +33,6 @@ func checkPlatform(Policy) error { return nil }
 // so others' exit statuses are not taken; orphans of processes started by
 // other parts of the program stay zombies until Praxis exits.
 func (r *Runner) protectPraxis() error {
-	if r.mode != IsolationNone {
-		return nil
-	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: cannot make Praxis non-dumpable: %v", ErrUnavailable, err)
 	}
@@ -76,7 +74,7 @@ func (r *Runner) start(ctx context.Context, c Command, dir *os.File, timeout tim
 	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	path, args := r.bash, []string{"bash", "-c", script}
 	var extra []*os.File
-	if r.mode == IsolationBwrap {
+	if r.Isolation() == IsolationBwrap {
 		if _, err := os.Stat(r.bwrap); err != nil {
 			return nil, fmt.Errorf("%w: bwrap at %s: %v", ErrUnavailable, r.bwrap, err)
 		}
@@ -181,7 +179,7 @@ func (p *Process) supervise(ctx context.Context) {
 	}()
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
-	fam := newFamily(p.pid, p.r.mode == IsolationNone && !p.r.pidns, int(pol.Limits.Processes))
+	fam := newFamily(p.pid, p.r.Isolation() == IsolationNone && !p.r.pidns, int(pol.Limits.Processes))
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 wait:
@@ -217,7 +215,7 @@ wait:
 	// background job, a daemon). In a PID namespace (bwrap's, or the
 	// shell's own) the kernel ends the rest with the namespace's init:
 	// give it a moment to.
-	if p.r.mode == IsolationBwrap || p.r.pidns {
+	if p.r.Isolation() == IsolationBwrap || p.r.pidns {
 		for deadline := time.Now().Add(250 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			if len(fam.live(false)) == 0 {
 				break

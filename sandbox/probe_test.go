@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,6 +51,8 @@ func runProbe(probe string, args []string) int {
 			_, err = io.ReadAll(c)
 			c.Close()
 		}
+	case "docker-ping":
+		err = dockerPing(args[0])
 	case "socketpair":
 		var fds [2]int
 		if fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0); err == nil {
@@ -94,6 +97,25 @@ func runProbe(probe string, args []string) int {
 	}
 	fmt.Println("ok")
 	return 0
+}
+
+// dockerPing asks the Docker engine listening at the Unix socket path for
+// its ping, and fails unless the engine answers.
+func dockerPing(path string) error {
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"); err != nil {
+		return err
+	}
+	b, err := io.ReadAll(c)
+	if err == nil && !strings.HasSuffix(string(b), "OK") {
+		err = fmt.Errorf("the engine answered %q", firstLine(string(b)))
+	}
+	return err
 }
 
 // probeBinary copies the test binary into dir (the workspace: under bwrap
@@ -151,45 +173,72 @@ func unixListener(t *testing.T, path string) <-chan struct{} {
 	return got
 }
 
-// runnerModes are the isolation levels every probe runs under. A new
-// runner is one more entry.
-var runnerModes = []struct {
-	name      string
-	isolation Isolation
-	available func() bool
-}{
-	{"none", IsolationNone, func() bool { return true }},
-	{"bwrap", IsolationBwrap, bwrapWorks},
-	{"auto", IsolationAuto, func() bool { return true }},
+// probeMode is an isolation every probe runs under. policy sets it in the
+// policy, or skips the test, with the reason, where this machine cannot
+// run it. A new runner is one more entry.
+type probeMode struct {
+	name   string
+	policy func(t *testing.T, p *Policy)
+}
+
+var probeModes = []probeMode{
+	{"none", func(t *testing.T, p *Policy) { p.Isolation = IsolationNone }},
+	{"bwrap", func(t *testing.T, p *Policy) {
+		requireBwrap(t)
+		if !bwrapWorks() {
+			t.Skip("bwrap cannot build its sandbox on this machine")
+		}
+		p.Isolation = IsolationBwrap
+	}},
+	{"auto", func(t *testing.T, p *Policy) { p.Isolation = IsolationAuto }},
+	{"docker", func(t *testing.T, p *Policy) {
+		p.Isolation = IsolationDocker
+		p.Image = needDocker(t)
+	}},
 }
 
 // bwrapWorks reports whether bwrap can build a sandbox here.
 func bwrapWorks() bool {
-	_, err := New(Policy{Workspace: os.TempDir(), Shell: true, Isolation: IsolationBwrap})
-	return err == nil
+	r, err := New(Policy{Workspace: os.TempDir(), Shell: true, Isolation: IsolationBwrap})
+	return err == nil && r.Ready() == nil
 }
 
 // probeEnvSecret is set in the test's environment; no command may see it.
 const probeEnvSecret = "PRAXIS_PROBE_SECRET"
 
-// probeSetup is what the probes need: the runner's workspace and paths and
-// endpoints of the host they aim at.
+// probeSetup is what the probes need: the runner (one session per mode,
+// as a model would have it), its workspace, and paths and endpoints of
+// the host they aim at. The host paths are outside /tmp, which bwrap
+// replaces with its own, so that what stops a probe is the sandbox's rule
+// and not that accident.
 type probeSetup struct {
 	r                 *Runner
-	ws, bin, outside  string
+	ws, bin           string
+	outside           string // a directory of the host, outside the workspace
+	public            string // a file in it that no rule hides
 	hidden            string // a file the policy hides
-	protected         string // a file the policy keeps read-only, in the workspace
+	protected         string // a config file the policy keeps read-only, in the workspace
 	unixPath, abstr   string
 	unixHit, abstrHit <-chan struct{}
 	tcpPort           string
 }
 
-// probe is one hostile thing a command tries. stopped runs the command and
-// reports whether the sandbox stopped it, with a few words on what
-// happened.
+// verdict is what became of a probe.
+type verdict int
+
+const (
+	stopped verdict = iota
+	escaped
+	notApplicable // the probe's target does not exist on this machine
+)
+
+// probe is one hostile thing a command tries. try runs it and says what
+// became of it, with a few words on what happened. mustStop lists the
+// modes that must stop it; the others show what they do.
 type probe struct {
-	name    string
-	stopped func(t *testing.T, s *probeSetup) (bool, string)
+	name     string
+	mustStop []string
+	try      func(t *testing.T, s *probeSetup) (verdict, string)
 }
 
 func runProbeScript(t *testing.T, s *probeSetup, c Command) Result {
@@ -209,78 +258,116 @@ func firstLine(s string) string {
 	return s
 }
 
+// stoppedIf returns stopped when ok, escaped otherwise, with what.
+func stoppedIf(ok bool, what string) (verdict, string) {
+	if ok {
+		return stopped, what
+	}
+	return escaped, what
+}
+
+var (
+	allModes      = []string{"none", "bwrap", "auto", "docker"}
+	isolatedModes = []string{"bwrap", "auto", "docker"}
+)
+
+// probes are run by TestProbes. The scripts use bash and the programs of
+// the docker tests' image (internal/dockerimage) only.
 var probes = []probe{
-	{"read Praxis's environment variables", func(t *testing.T, s *probeSetup) (bool, string) {
-		res := runProbeScript(t, s, Command{Script: "env; cat /proc/$PRAXIS_PID/environ 2>&1 | tr '\\0' '\\n'",
+	{"read Praxis's environment (variables, /proc/PID/environ)", allModes, func(t *testing.T, s *probeSetup) (verdict, string) {
+		res := runProbeScript(t, s, Command{Script: "env; cat /proc/$PRAXIS_PID/environ /proc/$PPID/environ",
 			Env: map[string]string{"PRAXIS_PID": strconv.Itoa(os.Getpid())}})
 		leaked := strings.Contains(res.Stdout.Text, "hunter2")
-		return !leaked, map[bool]string{true: "secret read", false: "not visible"}[leaked]
+		return stoppedIf(!leaked, map[bool]string{true: "secret read", false: "not visible"}[leaked])
 	}},
-	{"write outside the workspace", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"write a file outside the workspace", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		target := filepath.Join(s.outside, "escaped")
 		runProbeScript(t, s, Command{Script: "echo x > " + shellQuote(target)})
 		_, err := os.Stat(target)
-		return err != nil, map[bool]string{true: "written", false: "refused"}[err == nil]
+		return stoppedIf(err != nil, map[bool]string{true: "written", false: "refused"}[err == nil])
 	}},
-	{"change a protected file in the workspace", func(t *testing.T, s *probeSetup) (bool, string) {
-		runProbeScript(t, s, Command{Script: "echo changed > " + shellQuote(s.protected) + "; mv " + shellQuote(s.protected) + " moved"})
-		b, err := os.ReadFile(s.protected)
-		ok := err == nil && string(b) == "policy\n"
-		return ok, map[bool]string{true: "unchanged", false: "changed"}[ok]
+	{"read a file outside the workspace", []string{"docker"}, func(t *testing.T, s *probeSetup) (verdict, string) {
+		res := runProbeScript(t, s, Command{Script: "cat " + shellQuote(s.public)})
+		read := strings.Contains(res.Stdout.Text, "public")
+		return stoppedIf(!read, map[bool]string{true: "read", false: "not there"}[read])
 	}},
-	{"read a hidden credential", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"read a hidden credential", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		res := runProbeScript(t, s, Command{Script: "cat " + shellQuote(s.hidden)})
 		leaked := strings.Contains(res.Stdout.Text, "hunter2")
-		return !leaked, map[bool]string{true: "read", false: "hidden"}[leaked]
+		return stoppedIf(!leaked, map[bool]string{true: "read", false: "hidden"}[leaked])
 	}},
-	{"connect to a host TCP port", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"change a protected config file (write, move it or its directory)", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
+		runProbeScript(t, s, Command{Script: "echo changed >> .praxis/config.yaml; mv .praxis/config.yaml moved; mv .praxis p2 && mv p2/config.yaml c.yaml"})
+		b, err := os.ReadFile(s.protected)
+		ok := err == nil && string(b) == "sandbox: {}\n"
+		return stoppedIf(ok, map[bool]string{true: "unchanged", false: "changed"}[ok])
+	}},
+	{"connect to a TCP port on the host's loopback", []string{"bwrap", "docker"}, func(t *testing.T, s *probeSetup) (verdict, string) {
 		res := runProbeScript(t, s, Command{Script: "exec 3<>/dev/tcp/127.0.0.1/" + s.tcpPort + " && cat <&3"})
 		reached := strings.Contains(res.Stdout.Text, "pong")
-		return !reached, map[bool]string{true: "connected", false: "refused"}[reached]
+		return stoppedIf(!reached, map[bool]string{true: "connected", false: "refused"}[reached])
 	}},
-	{"connect to a host Unix socket", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"connect to a Unix socket of the host", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		res := runProbeScript(t, s, Command{Script: s.bin + " " + shellQuote(s.unixPath), Env: map[string]string{probeEnv: "unix-connect"}})
 		return connected(res, s.unixHit)
 	}},
-	{"connect to an abstract Unix socket", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"connect to an abstract Unix socket of the host", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		res := runProbeScript(t, s, Command{Script: s.bin + " " + shellQuote(s.abstr), Env: map[string]string{probeEnv: "unix-connect"}})
 		return connected(res, s.abstrHit)
 	}},
-	{"leave a setuid or setgid file", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"talk to the host's Docker engine through its socket", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
+		const sock = "/var/run/docker.sock"
+		if dockerPing(sock) != nil {
+			return notApplicable, "no engine answers at " + sock
+		}
+		res := runProbeScript(t, s, Command{Script: s.bin + " " + sock, Env: map[string]string{probeEnv: "docker-ping"}})
+		return stoppedIf(res.ExitCode != 0, firstLine(res.Stdout.Text+res.Stderr.Text))
+	}},
+	{"leave a setuid or setgid file", isolatedModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		res := runProbeScript(t, s, Command{Script: s.bin + " .", Env: map[string]string{probeEnv: "setid"}})
 		left := setIDFiles(t, s.ws)
 		if len(left) > 0 {
-			return false, "left " + strings.Join(left, ", ")
+			return escaped, "left " + strings.Join(left, ", ")
 		}
-		return true, firstLine(res.Stderr.Text)
+		return stopped, firstLine(res.Stderr.Text)
 	}},
-	{"outlive the command (setsid, double fork)", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"outlive the command (setsid, double fork)", allModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		m := marker()
 		runProbeScript(t, s, Command{Script: fmt.Sprintf("setsid sleep %[1]s & (setsid sleep %[1]s & sleep 0.5) & ( (sleep %[1]s & sleep 0.5) & sleep 0.5 )", m)})
 		left := survivors(m)
-		return len(left) == 0, fmt.Sprintf("%d left", len(left))
+		return stoppedIf(len(left) == 0, fmt.Sprintf("%d left", len(left)))
 	}},
-	{"start more processes than the limit", func(t *testing.T, s *probeSetup) (bool, string) {
-		res := runProbeScript(t, s, Command{Script: "for i in $(seq 100); do setsid sleep 5 & done; wait", Timeout: 20 * time.Second})
-		return res.Limit == "processes", "limit: " + res.Limit
+	{"outlive a timeout (setsid, double fork)", allModes, func(t *testing.T, s *probeSetup) (verdict, string) {
+		m := marker()
+		res := runProbeScript(t, s, Command{Script: fmt.Sprintf("(setsid sleep %[1]s &); setsid sleep %[1]s & sleep %[1]s", m), Timeout: time.Second})
+		left := survivors(m)
+		return stoppedIf(res.TimedOut && len(left) == 0, fmt.Sprintf("timed out %v, %d left", res.TimedOut, len(left)))
 	}},
-	{"run in a directory swapped for a symlink out", func(t *testing.T, s *probeSetup) (bool, string) {
+	{"start more processes than the limit", allModes, func(t *testing.T, s *probeSetup) (verdict, string) {
+		res := runProbeScript(t, s, Command{Script: "for i in {1..100}; do setsid sleep 5 & done; wait"})
+		return stoppedIf(res.Limit == "processes", "limit: "+res.Limit)
+	}},
+	{"fork bomb", allModes, func(t *testing.T, s *probeSetup) (verdict, string) {
+		res := runProbeScript(t, s, Command{Script: "bomb() { bomb | bomb; }; bomb", Timeout: 30 * time.Second})
+		return stoppedIf(res.Limit == "processes" && !res.TimedOut, fmt.Sprintf("limit: %s, timed out %v", res.Limit, res.TimedOut))
+	}},
+	{"run in a directory that is a symlink out", allModes, func(t *testing.T, s *probeSetup) (verdict, string) {
 		link := filepath.Join(s.ws, "out")
 		os.Symlink(s.outside, link)
 		defer os.Remove(link)
-		_, err := s.r.Run(context.Background(), Command{Script: "touch escaped-cwd", Dir: "out"})
+		_, err := s.r.Run(context.Background(), Command{Script: "echo x > escaped-cwd", Dir: "out"})
 		_, statErr := os.Stat(filepath.Join(s.outside, "escaped-cwd"))
-		return statErr != nil, firstLine(fmt.Sprint(err))
+		return stoppedIf(statErr != nil, firstLine(fmt.Sprint(err)))
 	}},
 }
 
 // connected judges a connection probe by what the listener saw.
-func connected(res Result, hit <-chan struct{}) (bool, string) {
+func connected(res Result, hit <-chan struct{}) (verdict, string) {
 	select {
 	case <-hit:
-		return false, "connected"
+		return escaped, "connected"
 	case <-time.After(100 * time.Millisecond):
-		return true, firstLine(res.Stderr.Text)
+		return stopped, firstLine(res.Stderr.Text)
 	}
 }
 
@@ -297,97 +384,93 @@ func setIDFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestProbes runs every probe under every isolation and prints the table
-// of what each stops (go test -run TestProbes -v). What a mode must stop
-// is asserted; what it cannot stop is shown.
+// TestProbes runs every probe under every isolation and prints one table,
+// a column per mode, of what each stops (go test ./sandbox -run TestProbes
+// -v; docker runs where an engine answers, see internal/dockerimage). What
+// a mode must stop is asserted; what it does not stop is shown.
 func TestProbes(t *testing.T) {
-	must := map[string][]string{
-		"none": {"read Praxis's environment variables", "outlive the command (setsid, double fork)",
-			"start more processes than the limit", "run in a directory swapped for a symlink out"},
-	}
-	for _, name := range []string{"bwrap", "auto"} {
-		for _, p := range probes {
-			if name == "auto" && p.name == "connect to a host TCP port" {
-				continue // auto keeps the network on
-			}
-			must[name] = append(must[name], p.name)
-		}
-	}
-	if os.Geteuid() == 0 {
-		// Root may read any process's environment, non-dumpable or not.
-		must["none"] = must["none"][1:]
-	}
 	table := map[string]map[string]string{}
-	for _, mode := range runnerModes {
+	for _, mode := range probeModes {
 		t.Run(mode.name, func(t *testing.T) {
-			if !mode.available() {
-				if mode.isolation == IsolationBwrap {
-					requireBwrap(t)
-				}
-				t.Skipf("isolation %s does not work on this machine", mode.name)
+			s := newProbeSetup(t, mode)
+			cells := map[string]string{}
+			table[mode.name] = cells
+			// Under auto without a working bwrap, commands run under none,
+			// and only none's rules hold.
+			judgedAs := mode.name
+			if s.r.Isolation() == IsolationNone {
+				judgedAs = "none"
 			}
-			table[mode.name] = map[string]string{}
 			for _, p := range probes {
 				t.Run(p.name, func(t *testing.T) {
-					s := newProbeSetup(t, mode.isolation)
-					stopped, what := p.stopped(t, s)
-					mark := "stopped"
-					if !stopped {
-						mark = "NOT stopped"
+					v, what := p.try(t, s)
+					cells[p.name] = [...]string{"stopped", "**not stopped**", "n/a"}[v]
+					t.Logf("%s: %s", cells[p.name], what)
+					if v != escaped {
+						return
 					}
-					table[mode.name][p.name] = mark + " (" + what + ")"
-					for _, m := range must[mode.name] {
-						if m == p.name && !stopped && !(mode.isolation == IsolationAuto && s.r.Isolation() == IsolationNone) {
-							t.Errorf("under %s: %s: %s", mode.name, p.name, what)
-						}
+					if p.name == probes[0].name && judgedAs == "none" && os.Geteuid() == 0 {
+						return // root reads any process's environment, non-dumpable or not
+					}
+					if slices.Contains(p.mustStop, judgedAs) {
+						t.Errorf("under %s: %s", mode.name, what)
 					}
 				})
 			}
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-46s", "probe")
-	for _, mode := range runnerModes {
-		fmt.Fprintf(&b, " | %-12s", mode.name)
+	b.WriteString("\n| probe |")
+	for _, mode := range probeModes {
+		fmt.Fprintf(&b, " %s |", mode.name)
 	}
-	b.WriteString("\n")
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(probeModes)) + "\n")
 	for _, p := range probes {
-		fmt.Fprintf(&b, "%-46s", p.name)
-		for _, mode := range runnerModes {
+		fmt.Fprintf(&b, "| %s |", p.name)
+		for _, mode := range probeModes {
 			cell := table[mode.name][p.name]
-			cell, _, _ = strings.Cut(cell, " (")
 			if cell == "" {
 				cell = "-"
 			}
-			fmt.Fprintf(&b, " | %-12s", cell)
+			fmt.Fprintf(&b, " %s |", cell)
 		}
 		b.WriteString("\n")
 	}
 	t.Log(b.String())
 }
 
-func newProbeSetup(t *testing.T, iso Isolation) *probeSetup {
+// newProbeSetup builds the runner of mode, with a fresh workspace holding
+// the probe binary and a protected config file, and the host's targets.
+func newProbeSetup(t *testing.T, mode probeMode) *probeSetup {
 	t.Helper()
-	ws, outside := t.TempDir(), t.TempDir()
-	hidden := filepath.Join(t.TempDir(), "credentials")
+	ws, outside := t.TempDir(), hostDir(t)
+	hidden := filepath.Join(hostDir(t), "credentials")
 	if err := os.WriteFile(hidden, []byte("hunter2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	protected := filepath.Join(ws, "policy.yaml")
-	if err := os.WriteFile(protected, []byte("policy\n"), 0o644); err != nil {
+	public := filepath.Join(hostDir(t), "notes")
+	if err := os.WriteFile(public, []byte("public\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	protected := filepath.Join(ws, ".praxis", "config.yaml")
+	if err := os.Mkdir(filepath.Dir(protected), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(protected, []byte("sandbox: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := DefaultPolicy(ws)
-	p.Isolation = iso
+	mode.policy(t, &p)
 	p.KillGrace = 200 * time.Millisecond
 	p.Hide = []string{hidden}
-	p.ReadOnly = []string{"policy.yaml"}
+	p.ReadOnly = []string{".praxis/config.yaml"}
 	p.Limits.Processes = 32
 	r, err := New(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &probeSetup{r: r, ws: ws, outside: outside, hidden: hidden, protected: protected, tcpPort: listen(t)}
+	t.Cleanup(func() { r.Close() })
+	s := &probeSetup{r: r, ws: ws, outside: outside, public: public, hidden: hidden, protected: protected, tcpPort: listen(t)}
 	s.bin = probeBinary(t, ws)
 	s.unixPath = filepath.Join(hostDir(t), "host.sock")
 	s.unixHit = unixListener(t, s.unixPath)
@@ -419,8 +502,8 @@ func TestUnixSocketsSetting(t *testing.T) {
 				t.Errorf("probe %s: exit %d, want success %v; stderr: %s", tc.probe, res.ExitCode, tc.want, res.Stderr.Text)
 			}
 			if tc.probe == "unix-connect" {
-				if reached, _ := connected(res, hit); reached == tc.want {
-					t.Errorf("listener reached: %v, want %v", !reached, tc.want)
+				if v, _ := connected(res, hit); (v == escaped) != tc.want {
+					t.Errorf("listener reached: %v, want %v", v == escaped, tc.want)
 				}
 			}
 		})

@@ -14,34 +14,60 @@ import (
 // Runner runs commands under one Policy. It is safe for concurrent use.
 type Runner struct {
 	policy Policy
-	mode   Isolation // the isolation commands actually run under
-	why    string    // why IsolationAuto fell back to none
-	bash   string    // the bash that runs the limits and, without isolation, the command
-	bwrap  string    // the bwrap program, under IsolationBwrap
-	pidns  bool      // under none, each command gets a PID namespace of its own
-	filter []byte    // the seccomp program given to bwrap
-	docker *docker   // the engine and the session's container, under IsolationDocker
+	bash   string  // the bash that runs the limits and, without isolation, the command
+	bwrap  string  // the bwrap program on PATH, under IsolationBwrap and IsolationAuto
+	why    string  // set by New: why IsolationAuto runs without bwrap, known without a probe
+	docker *docker // the engine and the session's container, under IsolationDocker
+
+	// probe checks bubblewrap once, at the first call that needs to know
+	// (see New), and decides the mode; ready adds what commands under
+	// none need from the Praxis process. What they set below is read only
+	// after them.
+	probe  func() probed
+	ready  func() error
+	pidns  bool   // under none, each command gets a PID namespace of its own
+	filter []byte // the seccomp program given to bwrap
+}
+
+// probed is what the bubblewrap probe found: the isolation commands run
+// under, why IsolationAuto fell back to none, or why the policy cannot
+// run at all.
+type probed struct {
+	mode Isolation
+	why  string
+	err  error
 }
 
 // New returns a Runner for p, with p's zero fields set to their defaults.
 // It fails with ErrInvalid for a malformed policy and with ErrUnavailable,
 // naming what is missing, when p asks for isolation this machine cannot
 // provide: under IsolationBwrap it never falls back to running unisolated.
-// Under IsolationAuto it probes bubblewrap once and uses it where it works,
-// none where it does not; Isolation and Fallback say which and why. With
-// the shell disabled, New succeeds and every Start fails with ErrDisabled.
+// With the shell disabled, New succeeds and every Start fails with
+// ErrDisabled.
 //
-// A Runner with the shell enabled marks the whole Praxis process
-// non-dumpable (PR_SET_DUMPABLE 0), so that commands running as the same
-// user cannot read its environment or memory through /proc, and makes it
-// a child subreaper, so that no process a command starts can leave its
-// reach; both are process-wide and stay set.
+// New starts no process. Whether bubblewrap can build its sandbox is
+// checked once, by running true in it, at the first call of Start, Ready,
+// Isolation, Fallback or Describe. Under IsolationAuto the runner then
+// uses bwrap where that works and none where it does not; Isolation and
+// Fallback say which and why. Under IsolationBwrap, New already fails
+// when bwrap is not on PATH; a bwrap that is there but cannot build the
+// sandbox makes Ready and every Start fail with ErrUnavailable, without
+// running the command.
+//
+// A Runner with the shell enabled that runs commands under none marks the
+// whole Praxis process non-dumpable (PR_SET_DUMPABLE 0), so that commands
+// running as the same user cannot read its environment or memory through
+// /proc, and makes it a child subreaper, so that no process a command
+// starts can leave its reach; both are done before the first command,
+// are process-wide and stay set.
 func New(p Policy) (*Runner, error) {
 	p = p.withDefaults()
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{policy: p, mode: p.Isolation}
+	r := &Runner{policy: p}
+	r.probe = sync.OnceValue(func() probed { return probed{mode: p.Isolation} })
+	r.ready = sync.OnceValue(func() error { return nil })
 	if !p.Shell {
 		return r, nil
 	}
@@ -57,60 +83,103 @@ func New(p Policy) (*Runner, error) {
 	if r.bash, err = exec.LookPath("bash"); err != nil {
 		return nil, fmt.Errorf("%w: the shell needs bash, which is not on PATH", ErrUnavailable)
 	}
-	switch p.Isolation {
-	case IsolationBwrap:
-		if err := r.probeBwrap(); err != nil {
-			return nil, err
+	if p.Isolation == IsolationBwrap || p.Isolation == IsolationAuto {
+		if fi, err := os.Stat(realPath(p.Workspace)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, p.Workspace)
 		}
-	case IsolationAuto:
-		r.mode = IsolationBwrap
-		if err := r.probeBwrap(); err != nil {
+		if r.bwrap, err = exec.LookPath("bwrap"); err != nil {
+			err = fmt.Errorf("%w: isolation bwrap needs the bwrap program (Debian and Ubuntu package bubblewrap), which is not on PATH", ErrUnavailable)
+			if p.Isolation == IsolationBwrap {
+				return nil, err
+			}
 			if p.Network == NetworkOff {
 				return nil, fmt.Errorf("%w: network off needs bwrap, which does not work here: %v", ErrUnavailable, err)
 			}
-			r.mode, r.why, r.bwrap = IsolationNone, err.Error(), ""
+			r.why = err.Error()
 		}
 	}
-	if err := r.protectPraxis(); err != nil {
-		return nil, err
-	}
+	r.probe = sync.OnceValue(r.probeMode)
+	r.ready = sync.OnceValue(func() error {
+		pr := r.probe()
+		if pr.err != nil {
+			return pr.err
+		}
+		if pr.mode == IsolationNone {
+			return r.protectPraxis()
+		}
+		return nil
+	})
 	return r, nil
 }
 
+// probeMode decides the isolation commands run under, probing bubblewrap
+// where the policy may use it.
+func (r *Runner) probeMode() probed {
+	p := r.policy
+	switch {
+	case p.Isolation == IsolationAuto && r.bwrap == "":
+		return probed{mode: IsolationNone, why: r.why}
+	case p.Isolation != IsolationAuto && p.Isolation != IsolationBwrap:
+		return probed{mode: p.Isolation}
+	}
+	err := r.probeBwrap()
+	switch {
+	case err == nil:
+		return probed{mode: IsolationBwrap}
+	case p.Isolation == IsolationBwrap:
+		return probed{mode: IsolationBwrap, err: err}
+	case p.Network == NetworkOff:
+		return probed{mode: IsolationAuto, err: fmt.Errorf("%w: network off needs bwrap, which does not work here: %v", ErrUnavailable, err)}
+	}
+	return probed{mode: IsolationNone, why: err.Error()}
+}
+
+// Ready checks, once, that the runner can run commands as its policy
+// asks (under IsolationBwrap and IsolationAuto, by running true under
+// bwrap) and prepares the Praxis process for them. It returns the error
+// every Start would fail with, or nil. Start calls it; a caller that
+// wants to refuse a policy that cannot work before the first command
+// calls it first.
+func (r *Runner) Ready() error { return r.ready() }
+
 // Isolation returns the isolation commands run under: the policy's, or,
 // under IsolationAuto, bwrap or none as the probe found.
-func (r *Runner) Isolation() Isolation { return r.mode }
+func (r *Runner) Isolation() Isolation { return r.probe().mode }
 
 // Fallback returns why IsolationAuto runs commands without isolation, or
 // "" when it does not.
-func (r *Runner) Fallback() string { return r.why }
+func (r *Runner) Fallback() string { return r.probe().why }
 
 // Describe returns one line saying how commands run: the isolation
 // actually in force, the network, Unix sockets, and, after a fallback,
-// why.
+// why; or why commands cannot run.
 func (r *Runner) Describe() string {
 	p := r.policy
 	if !p.Shell {
 		return "shell disabled"
 	}
+	pr := r.probe()
+	if pr.err != nil {
+		return fmt.Sprintf("isolation %s unavailable, commands refused: %v", p.Isolation, pr.err)
+	}
 	net := "on"
 	if p.networkOff() {
 		net = "off"
 	}
-	s := fmt.Sprintf("isolation %s", r.mode)
-	if p.Isolation != r.mode {
+	s := fmt.Sprintf("isolation %s", pr.mode)
+	if p.Isolation != pr.mode {
 		s += fmt.Sprintf(" (policy %s)", p.Isolation)
 	}
 	s += ", network " + net
-	if r.mode == IsolationBwrap {
+	if pr.mode == IsolationBwrap {
 		sockets := "refused"
 		if p.UnixSockets {
 			sockets = "allowed"
 		}
 		s += ", unix sockets " + sockets
 	}
-	if r.why != "" {
-		s += "; bwrap unavailable: " + r.why
+	if pr.why != "" {
+		s += "; bwrap unavailable: " + pr.why
 	}
 	return s
 }
@@ -181,7 +250,8 @@ type Process struct {
 // is cancelled or Kill is called; in every case every process it started,
 // in its process group or not, is gone when Done is closed. Start fails
 // with ErrDisabled, ErrOutside, ErrNoDir, ErrTimeoutTooLong or
-// ErrUnavailable without running anything.
+// ErrUnavailable without running anything; the first Start checks the
+// isolation first, as Ready does.
 func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	p := r.policy
 	if !p.Shell {
@@ -193,6 +263,9 @@ func (r *Runner) Start(ctx context.Context, c Command) (*Process, error) {
 	}
 	if timeout > p.MaxTimeout {
 		return nil, fmt.Errorf("%w: %v asked, %v allowed", ErrTimeoutTooLong, timeout, p.MaxTimeout)
+	}
+	if err := r.ready(); err != nil {
+		return nil, err
 	}
 	dir, err := p.openDir(c.Dir)
 	if err != nil {

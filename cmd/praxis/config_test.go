@@ -137,6 +137,53 @@ func TestConfigFilesProtected(t *testing.T) {
 	}
 }
 
+// A call that runs no command starts no process: isolation auto checks
+// bubblewrap at the first command, once. The stand-in bwrap counts its
+// runs and fails as bwrap does where user namespaces are disabled.
+func TestCallProbesSandboxLazily(t *testing.T) {
+	ws, _ := sandboxWorkspace(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	count := filepath.Join(t.TempDir(), "runs")
+	fake := "#!" + bash + "\necho run >>" + count + "\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	writeConfig(t, filepath.Join(ws, "a.txt"), "hello\n")
+	runs := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "run")
+	}
+	for _, tc := range []struct {
+		args     []string
+		runs     int
+		fallback bool
+	}{
+		{[]string{"call", "read_file", `{"path":"a.txt"}`}, 0, false},
+		{[]string{"call", "list_dir", `{}`}, 0, false},
+		{[]string{"call", "bash", `{"command":"echo ran"}`}, 1, true},
+	} {
+		os.Remove(count)
+		r := runPraxis(t, ws, "", tc.args...)
+		if r.code != 0 {
+			t.Errorf("%s: exit %d\n%s", tc.args[1], r.code, r.stderr)
+		}
+		if n := runs(); n != tc.runs {
+			t.Errorf("%s ran bwrap %d times, want %d", tc.args[1], n, tc.runs)
+		}
+		if got := strings.Contains(r.stderr, "isolation none (policy auto)"); got != tc.fallback {
+			t.Errorf("%s: fallback said %v, want %v\nstderr: %s", tc.args[1], got, tc.fallback, r.stderr)
+		}
+	}
+}
+
 // Asking for bwrap where there is none fails closed, naming what is missing.
 func TestSandboxBwrapMissing(t *testing.T) {
 	ws, _ := sandboxWorkspace(t)

@@ -25,11 +25,11 @@ import (
 )
 
 // Name is the test image's reference. Change its tag when Programs change.
-const Name = "praxis-sandbox-test:4"
+const Name = "praxis-sandbox-test:5"
 
 // Programs are the host programs the image holds, at their host paths and
 // under /usr/bin.
-var Programs = []string{"bash", "sleep", "cat", "id", "stat", "ls", "head", "tail", "touch", "env", "setsid", "mkdir", "cp", "chmod"}
+var Programs = []string{"bash", "sleep", "cat", "id", "stat", "ls", "head", "tail", "touch", "env", "setsid", "mkdir", "cp", "chmod", "mv"}
 
 // build imports the image once per test binary.
 var build = sync.OnceValue(func() error { return buildImage() })
