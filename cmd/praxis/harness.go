@@ -410,66 +410,37 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 			return fail(exitToolError, "the sessions directory: %v (or run with --no-journal)", err)
 		}
 	}
-	var w *journal.Writer
+	so := agent.SessionOptions{ID: cfg.RunID, Resume: hf.resuming(), Logger: log}
+	if !hf.noJournal {
+		so.Dir = dir
+	}
+	if hf.cont {
+		latest, err := journal.Latest(dir)
+		if err != nil {
+			return fail(exitUsage, "--continue: %v", err)
+		}
+		so.ID = latest
+	} else if hf.resume != "" {
+		so.ID = hf.resume
+	}
+	so.Started = func(id, path string) {
+		if path != "" {
+			fmt.Fprintf(io.err, "praxis agent: session %s (journal %s; go on with: praxis agent --resume %s)\n", id, relTo(h.Workspace, path), id)
+		} else {
+			fmt.Fprintf(io.err, "praxis agent: session %s (not journaled)\n", id)
+		}
+		if hf.sandbox != "" {
+			fmt.Fprintf(io.err, "praxis agent: sandbox: %s\n", hf.sandbox)
+		}
+	}
+	out, err := agent.RunSession(ctx, cfg, h, task, so)
 	switch {
-	case hf.resuming():
-		id := hf.resume
-		if hf.cont {
-			latest, err := journal.Latest(dir)
-			if err != nil {
-				return fail(exitUsage, "--continue: %v", err)
-			}
-			id = latest
-		}
-		jw, events, jl, err := agent.ResumeSession(dir, id)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fail(exitUsage, "there is no session %s in this workspace; \"praxis sessions list\" lists them", id)
-		}
-		if err != nil {
-			return fail(exitToolError, "cannot resume session %s: %v", id, err)
-		}
-		if jl.Torn != nil {
-			log.Warn("the journal's last line was cut short by a crash and is dropped", "session", id, "line", jl.Torn.Line, "bytes", jl.Torn.Bytes)
-		}
-		w, cfg.RunID = jw, id
-		h.Resume = events
-	case !hf.noJournal:
-		id := cfg.RunID
-		if id == "" {
-			id = agent.NewRunID()
-		}
-		jw, err := journal.Create(dir, id)
-		if err != nil {
-			return fail(exitToolError, "%v", err)
-		}
-		w, cfg.RunID = jw, id
-	default:
-		if cfg.RunID == "" {
-			cfg.RunID = agent.NewRunID()
-		}
-	}
-	if h.Hooks != nil {
-		r := *h.Hooks
-		r.Env = append(append([]string(nil), r.Env...), "PRAXIS_SESSION_ID="+cfg.RunID)
-		h.Hooks = &r
-	}
-	if w != nil {
-		defer w.Close()
-		cfg.OnEvent = agent.JournalSink(w, cfg.OnEvent, log)
-		h.TranscriptPath = w.Path()
-		fmt.Fprintf(io.err, "praxis agent: session %s (journal %s; go on with: praxis agent --resume %s)\n", cfg.RunID, relTo(h.Workspace, w.Path()), cfg.RunID)
-	} else {
-		fmt.Fprintf(io.err, "praxis agent: session %s (not journaled)\n", cfg.RunID)
-	}
-	if hf.sandbox != "" {
-		fmt.Fprintf(io.err, "praxis agent: sandbox: %s\n", hf.sandbox)
-	}
-	cfg.Harness = h
-	a, err := agent.New(cfg)
-	if err != nil {
+	case err != nil && so.Resume && errors.Is(err, fs.ErrNotExist):
+		return fail(exitUsage, "there is no session %s in this workspace; \"praxis sessions list\" lists them", so.ID)
+	case err != nil:
 		return fail(exitToolError, "%v", err)
 	}
-	return a.Run(ctx, task), -1
+	return out, -1
 }
 
 // insideWorkspace creates dir, a directory of the workspace ws, refusing
