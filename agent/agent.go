@@ -231,6 +231,9 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 	mctx := WithReasoningStream(ctx, func(s string) {
 		r.ev.emit(Event{Type: EventThinking, Step: step, Text: s})
 	})
+	mctx = WithToolInputStream(mctx, func(id, tool, s string) {
+		r.ev.emit(Event{Type: EventToolInput, Step: step, CallID: id, Tool: tool, Text: s})
+	})
 	resp, err := r.cfg.Provider.Complete(mctx, req, func(s string) {
 		r.ev.emit(Event{Type: EventTextDelta, Step: step, Text: s})
 	})
