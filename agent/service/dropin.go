@@ -79,6 +79,26 @@ func (s *Service) chat(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, ss, Vercel, after, 0, false)
 }
 
+// chatStream answers useChat's resumption of a chat's stream: the running
+// turn's UI message stream, from its start or after Last-Event-ID, or 204
+// when no turn runs.
+func (s *Service) chatStream(w http.ResponseWriter, r *http.Request) {
+	ss := s.sessionOf(w, r)
+	if ss == nil {
+		return
+	}
+	after, skip, reconnect, err := position(r)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "E_INVALID_ARGS", err.Error())
+		return
+	}
+	if _, running, _ := ss.snapshot(0); !running {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.stream(w, r, ss, Vercel, after, skip, reconnect)
+}
+
 // next starts the next turn of ss with text and returns the sequence
 // number of the session's last event before it.
 func (s *Service) next(ss *session, text string) (int64, error) {

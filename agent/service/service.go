@@ -131,6 +131,7 @@ func New(opts Options) (*Service, error) {
 	m.HandleFunc("POST /v1/sessions/{id}/fork", s.fork)
 	m.HandleFunc("GET /v1/sessions/{id}/events", s.events)
 	m.HandleFunc("POST /v1/chat", s.chat)
+	m.HandleFunc("GET /v1/chat/{id}/stream", s.chatStream)
 	m.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	m.HandleFunc("POST /v1/messages", s.messages)
 	m.HandleFunc("GET /{$}", s.page)

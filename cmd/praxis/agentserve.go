@@ -54,6 +54,9 @@ func runAgentServe(ctx context.Context, args []string, io stdio, getenv func(str
 	if *token == "" {
 		*token = getenv("PRAXIS_TOKEN")
 	}
+	if *token == "" && !httpguard.LoopbackAddr(addr) {
+		return fail(exitUsage, "serving on %s, off loopback, requires a bearer token: give --token or set PRAXIS_TOKEN", addr)
+	}
 	st, code := af.setup(ctx, "agent serve", io, getenv)
 	if st == nil {
 		return code
@@ -93,9 +96,6 @@ func runAgentServe(ctx context.Context, args []string, io stdio, getenv func(str
 			return cfg, nil, fmt.Errorf("max_cost: there is no price for the model %s", cfg.Model)
 		}
 		return cfg, &hh, nil
-	}
-	if *token == "" && !httpguard.LoopbackAddr(addr) {
-		return fail(exitUsage, "serving on %s, off loopback, requires a bearer token: give --token or set PRAXIS_TOKEN", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
