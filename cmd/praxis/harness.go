@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/agent/checkpoint"
 	"github.com/praxis-tools/praxis/agent/doomloop"
 	"github.com/praxis-tools/praxis/agent/hooks"
 	"github.com/praxis-tools/praxis/agent/journal"
@@ -86,7 +87,37 @@ type harnessFlags struct {
 	noJournal               bool
 	iterations              int
 	progress                string
+	git                     gitFlag
 }
+
+// gitFlag is --git: a boolean flag that may name a mode (stash,
+// allow-dirty).
+type gitFlag struct {
+	set  bool
+	mode checkpoint.Mode
+}
+
+func (f *gitFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return string(f.mode)
+}
+
+func (f *gitFlag) Set(v string) error {
+	if v == "false" {
+		f.set = false
+		return nil
+	}
+	m, err := checkpoint.ParseMode(v)
+	if err != nil {
+		return err
+	}
+	f.set, f.mode = true, m
+	return nil
+}
+
+func (f *gitFlag) IsBoolFlag() bool { return true }
 
 func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	hf := &harnessFlags{}
@@ -111,6 +142,7 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.BoolVar(&hf.cont, "continue", false, "go on with the latest session of the workspace")
 	fs.BoolVar(&hf.noJournal, "no-journal", false, "do not write the session journal under .praxis/sessions/")
 	fs.IntVar(&hf.iterations, "iterations", 0, "run up to `N` sessions with fresh contexts, each doing one unit of work (needs --progress)")
+	fs.Var(&hf.git, "git", "work on branch praxis/<session> and commit after each step that changed files; refuses uncommitted changes unless --git=stash or --git=allow-dirty")
 	fs.StringVar(&hf.progress, "progress", "", "the progress `file` the sessions of --iterations read and update")
 	atLeast(fs, "max-gate-attempts", 1)
 	check(fs, "compact-at", func(_ string, v any) error {
@@ -422,6 +454,28 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 		so.ID = latest
 	} else if hf.resume != "" {
 		so.ID = hf.resume
+	}
+	if hf.git.set {
+		if so.ID == "" {
+			so.ID = agent.NewRunID()
+		}
+		var repo *checkpoint.Repo
+		var err error
+		if so.Resume {
+			repo, err = checkpoint.Resume(ctx, h.Workspace, so.ID)
+		} else {
+			repo, err = checkpoint.Start(ctx, h.Workspace, so.ID, hf.git.mode, "")
+		}
+		switch {
+		case errors.Is(err, checkpoint.ErrNotRepo) || errors.Is(err, checkpoint.ErrDirty):
+			return fail(exitUsage, "--git: %v", err)
+		case err != nil:
+			return fail(exitToolError, "--git: %v", err)
+		}
+		hg := *h
+		hg.Checkpoint, hg.Branch = repo.Commit, repo.Branch
+		h = &hg
+		fmt.Fprintf(io.err, "praxis agent: checkpoints on branch %s\n", repo.Branch)
 	}
 	so.Started = func(id, path string) {
 		if path != "" {
