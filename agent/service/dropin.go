@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/agent/checkpoint"
 	"github.com/praxis-tools/praxis/agent/journal"
 )
 
@@ -112,8 +113,12 @@ func (s *Service) next(ss *session, text string) (int64, error) {
 }
 
 func (s *Service) startError(w http.ResponseWriter, err error) {
-	if errors.Is(err, errBusy) {
+	switch {
+	case errors.Is(err, errBusy) || errors.Is(err, errGitBusy):
 		apiError(w, http.StatusConflict, "E_BUSY", err.Error())
+		return
+	case errors.Is(err, checkpoint.ErrDirty):
+		apiError(w, http.StatusConflict, "E_GIT_DIRTY", err.Error())
 		return
 	}
 	apiError(w, http.StatusInternalServerError, "E_START", err.Error())

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/agent/checkpoint"
 	"github.com/praxis-tools/praxis/agent/journal"
 	"github.com/praxis-tools/praxis/internal/httpguard"
 )
@@ -77,6 +78,13 @@ type Options struct {
 	// (default DefaultKeepAlive); Retry the reconnection delay the streams
 	// advise (default DefaultRetry).
 	KeepAlive, Retry time.Duration
+	// Git, when set, keeps each session's work in Git (see package
+	// checkpoint): on branch praxis/<session> of the work tree of
+	// Workspace, a commit per step that changed files; a fork starts from
+	// the commit of the event it forks at. The sessions share the work
+	// tree, so one turn runs at a time.
+	Git       checkpoint.Mode
+	Workspace string
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
 }
@@ -94,6 +102,39 @@ type Service struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	busy     int // turns running
+}
+
+// errGitBusy is a turn asked for while another session's runs in the
+// shared work tree.
+var errGitBusy = errors.New("with git checkpoints the sessions share the work tree: another session's turn is running")
+
+// checkout puts the work tree on ss's branch: a new one for a session's
+// first turn (from HEAD, or from the commit a fork starts at), the
+// session's own after. It returns h with the checkpoints set. ss.mu is held.
+func (s *Service) checkout(ss *session, h *agent.Harness, resume bool) (*agent.Harness, error) {
+	s.mu.Lock()
+	busy := s.busy
+	s.mu.Unlock()
+	if busy > 0 {
+		return nil, errGitBusy
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	var repo *checkpoint.Repo
+	var err error
+	if resume && ss.from == "" {
+		repo, err = checkpoint.Resume(ctx, s.opts.Workspace, ss.id)
+	} else {
+		repo, err = checkpoint.Start(ctx, s.opts.Workspace, ss.id, s.opts.Git, ss.from)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ss.from = ""
+	hh := *h
+	hh.Checkpoint, hh.Branch = repo.Commit, repo.Branch
+	return &hh, nil
 }
 
 // New returns a Service for opts.
@@ -211,6 +252,8 @@ type session struct {
 	running bool
 	cancel  context.CancelFunc
 	failure string        // why the last turn could not start
+	// from is the commit a fork's branch starts from (with Options.Git).
+	from string
 	changed chan struct{} // closed and replaced when events or state change
 	deleted bool
 }
@@ -303,6 +346,11 @@ func (s *Service) run(ss *session, task string, resume bool) error {
 	if err != nil {
 		return err
 	}
+	if s.opts.Git != "" {
+		if h, err = s.checkout(ss, h, resume); err != nil {
+			return err
+		}
+	}
 	cfg.OnEvent = func(ev agent.Event) {
 		ss.mu.Lock()
 		ss.events = append(ss.events, ev)
@@ -311,12 +359,18 @@ func (s *Service) run(ss *session, task string, resume bool) error {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	ss.running, ss.cancel, ss.failure = true, cancel, ""
+	s.mu.Lock()
+	s.busy++
+	s.mu.Unlock()
 	ss.notifyLocked()
 	s.runs.Add(1)
 	go func() {
 		defer s.runs.Done()
 		defer cancel()
 		out, err := agent.RunSession(ctx, cfg, h, task, agent.SessionOptions{Dir: s.opts.Dir, ID: ss.id, Resume: resume, Logger: s.log})
+		s.mu.Lock()
+		s.busy--
+		s.mu.Unlock()
 		ss.mu.Lock()
 		ss.running, ss.cancel = false, nil
 		if err != nil {
@@ -353,7 +407,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	}
 	ss, err := s.start(agent.NewRunID(), req.Task, req.SessionOptions)
 	if err != nil {
-		apiError(w, http.StatusInternalServerError, "E_START", err.Error())
+		s.startError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"id": ss.id})
@@ -474,7 +528,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var fresh []*session // started, journal not yet listed
 	for id, ss := range s.sessions {
-		if !seen[id] && !ss.deleted {
+		if !seen[id] {
 			fresh = append(fresh, ss)
 		}
 	}
@@ -523,11 +577,7 @@ func (s *Service) followUp(w http.ResponseWriter, ss *session, text string) {
 	}
 	ss.mu.Unlock()
 	if err := s.run(ss, text, true); err != nil {
-		status, code := http.StatusInternalServerError, "E_START"
-		if errors.Is(err, errBusy) {
-			status, code = http.StatusConflict, "E_BUSY"
-		}
-		apiError(w, status, code, err.Error())
+		s.startError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": ss.id, "after": after})
@@ -599,10 +649,43 @@ func (s *Service) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	nss := newSession(id, opts)
 	nss.events = kept
+	if s.opts.Git != "" {
+		nss.from = forkCommit(ss.id, evsOf(ss), req.Event)
+	}
 	s.mu.Lock()
 	s.sessions[id] = nss
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "from": ss.id, "event": req.Event})
+}
+
+func evsOf(ss *session) []agent.Event {
+	evs, _, _ := ss.snapshot(0)
+	return evs
+}
+
+// forkCommit is the commit a fork at event n of session src starts from:
+// the last checkpoint at or before n; before the first checkpoint, that
+// one's parent; the branch of src when it has none (it changed nothing).
+func forkCommit(src string, evs []agent.Event, n int64) string {
+	first, last := "", ""
+	for _, ev := range evs {
+		if ev.Type != agent.EventCheckpoint || ev.Commit == "" {
+			continue
+		}
+		if first == "" {
+			first = ev.Commit
+		}
+		if ev.Seq <= n {
+			last = ev.Commit
+		}
+	}
+	switch {
+	case last != "":
+		return last
+	case first != "":
+		return first + "^"
+	}
+	return "praxis/" + src
 }
 
 func (s *Service) remove(w http.ResponseWriter, r *http.Request) {

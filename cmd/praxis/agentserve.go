@@ -102,9 +102,13 @@ func runAgentServe(ctx context.Context, args []string, io stdio, getenv func(str
 		return fail(exitUsage, "%v", err)
 	}
 	st.log.Info("praxis agent serve", "url", "http://"+ln.Addr().String()+"/", "workspace", ws, "provider", base.Provider.Name(), "model", base.Model, "sandbox", st.eng.Sandbox())
-	err = service.Serve(ctx, ln, service.Options{
-		Dir: dir, Setup: setup, Token: *token, AllowedOrigins: origins, MaxBodyBytes: *maxBody, Logger: st.log,
-	})
+	opts := service.Options{
+		Dir: dir, Setup: setup, Token: *token, AllowedOrigins: origins, MaxBodyBytes: *maxBody, Logger: st.log, Workspace: ws,
+	}
+	if hf.git.set {
+		opts.Git = hf.git.mode
+	}
+	err = service.Serve(ctx, ln, opts)
 	switch {
 	case errors.Is(err, service.ErrTokenRequired):
 		return fail(exitUsage, "%v", err)
