@@ -250,10 +250,15 @@ type session struct {
 	mu      sync.Mutex
 	events  []agent.Event
 	running bool
+	// ending is set once the running turn's run_complete is out: the turn
+	// is over for clients, its goroutine is closing the journal; done is
+	// closed when it has.
+	ending  bool
+	done    chan struct{}
 	cancel  context.CancelFunc
-	failure string        // why the last turn could not start
+	failure string // why the last turn could not start
 	// from is the commit a fork's branch starts from (with Options.Git).
-	from string
+	from    string
 	changed chan struct{} // closed and replaced when events or state change
 	deleted bool
 }
@@ -266,6 +271,20 @@ func newSession(id string, opts SessionOptions) *session {
 func (ss *session) notifyLocked() {
 	close(ss.changed)
 	ss.changed = make(chan struct{})
+}
+
+// settle waits for a turn whose run_complete is out to close its journal,
+// so that the next turn can open it.
+func (ss *session) settle() {
+	ss.mu.Lock()
+	d, wait := ss.done, ss.running && ss.ending
+	ss.mu.Unlock()
+	if wait {
+		select {
+		case <-d:
+		case <-time.After(10 * time.Second):
+		}
+	}
 }
 
 // snapshot returns the events from index i on, whether a turn runs, and
@@ -334,6 +353,7 @@ func (s *Service) run(ss *session, task string, resume bool) error {
 	if s.ctx.Err() != nil {
 		return errors.New("the service is shutting down")
 	}
+	ss.settle()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.running {
@@ -354,11 +374,15 @@ func (s *Service) run(ss *session, task string, resume bool) error {
 	cfg.OnEvent = func(ev agent.Event) {
 		ss.mu.Lock()
 		ss.events = append(ss.events, ev)
+		if ev.Type == agent.EventRunComplete {
+			ss.ending = true
+		}
 		ss.notifyLocked()
 		ss.mu.Unlock()
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	ss.running, ss.cancel, ss.failure = true, cancel, ""
+	done := make(chan struct{})
+	ss.running, ss.ending, ss.done, ss.cancel, ss.failure = true, false, done, cancel, ""
 	s.mu.Lock()
 	s.busy++
 	s.mu.Unlock()
@@ -367,6 +391,7 @@ func (s *Service) run(ss *session, task string, resume bool) error {
 	go func() {
 		defer s.runs.Done()
 		defer cancel()
+		defer close(done)
 		out, err := agent.RunSession(ctx, cfg, h, task, agent.SessionOptions{Dir: s.opts.Dir, ID: ss.id, Resume: resume, Logger: s.log})
 		s.mu.Lock()
 		s.busy--
@@ -466,7 +491,7 @@ type Summary struct {
 func (ss *session) summary() Summary {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	sum := Summary{ID: ss.id, Running: ss.running, Model: ss.opts.Model, Events: len(ss.events), Error: ss.failure}
+	sum := Summary{ID: ss.id, Running: ss.running && !ss.ending, Model: ss.opts.Model, Events: len(ss.events), Error: ss.failure}
 	var cost float64
 	priced := false
 	for _, ev := range ss.events {
@@ -589,7 +614,7 @@ func (s *Service) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.mu.Lock()
-	running := ss.running
+	running := ss.running && !ss.ending
 	if running {
 		ss.cancel()
 	}
@@ -693,6 +718,7 @@ func (s *Service) remove(w http.ResponseWriter, r *http.Request) {
 	if ss == nil {
 		return
 	}
+	ss.settle()
 	ss.mu.Lock()
 	if ss.running {
 		ss.mu.Unlock()
