@@ -99,6 +99,8 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// ElapsedMS is the run's duration.
 	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
+	// Metrics, on run_complete, measure how the run went.
+	Metrics *Metrics `json:"metrics,omitempty"`
 
 	// The fields of the harness controls' events (harness.go).
 	HarnessFields

@@ -56,7 +56,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"tools", "--json=maybe"}, exitUsage, []string{"--json maybe", "true or false"}},
 		{[]string{"connect"}, exitUsage, []string{"needs one URL"}},
 		{[]string{"connect", "ftp://x", "--token", "T"}, exitUsage, []string{`"ftp://x" is not an http(s) URL`}},
-		{[]string{"sessions"}, exitUsage, []string{"needs list, show ID or replay ID"}},
+		{[]string{"sessions"}, exitUsage, []string{"needs list, show ID, replay ID or stats"}},
 		{[]string{"sessions", "drop", "x"}, exitUsage, []string{`no subcommand "drop"`}},
 		{[]string{"sessions", "show"}, exitUsage, []string{"show needs one session ID"}},
 		{[]string{"sessions", "show", "../x", "--json"}, exitUsage, []string{`"../x" is not a session ID`}},
