@@ -211,6 +211,9 @@ func (s *Service) dropIn(w http.ResponseWriter, r *http.Request, task string, op
 			ss.cancel()
 		}
 		ss.mu.Unlock()
+		// Nobody comes back to a stateless API's session: its events
+		// leave memory once it ends (the journal keeps them).
+		go s.forget(ss)
 	}()
 	if stream {
 		s.stream(w, r, ss, f, 0, 0, false)

@@ -47,7 +47,9 @@ const (
 var ErrTokenRequired = errors.New("serving on a non-loopback address requires a bearer token (--token or PRAXIS_TOKEN)")
 
 // SessionOptions are what a request may choose for a session; a zero field
-// takes the service's default (the flags of "praxis agent serve").
+// takes the service's default (the flags of "praxis agent serve"). What
+// Setup does with them is its own: praxis agent serve lets a request
+// tighten the budgets of its flags, not loosen them.
 type SessionOptions struct {
 	// Model is the model name sent to the provider.
 	Model string `json:"model,omitempty"`
@@ -222,7 +224,7 @@ func Serve(ctx context.Context, ln net.Listener, opts Options) error {
 		ln.Close()
 		return err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -327,6 +329,26 @@ func (s *Service) lookup(id string) (*session, error) {
 	}
 	s.sessions[id] = ss
 	return ss, nil
+}
+
+// forget drops ss from memory once its turn has ended; a later lookup
+// reads it from the journal again.
+func (s *Service) forget(ss *session) {
+	ss.mu.Lock()
+	done := ss.done
+	ss.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+	s.mu.Lock()
+	if s.sessions[ss.id] == ss {
+		delete(s.sessions, ss.id)
+	}
+	s.mu.Unlock()
 }
 
 // sessionOf answers 404 for an unknown session.

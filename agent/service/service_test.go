@@ -484,7 +484,7 @@ func TestRequestChecks(t *testing.T) {
 }
 
 func TestDropInsWhole(t *testing.T) {
-	_, srv := newTestService(t, t.TempDir(), script, nil)
+	svc, srv := newTestService(t, t.TempDir(), script, nil)
 	code, out := do(t, "POST", srv.URL+"/v1/chat/completions", `{"model":"praxis","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"read notes.txt"}]}`)
 	var c struct {
 		Object  string
@@ -519,5 +519,21 @@ func TestDropInsWhole(t *testing.T) {
 	}
 	if a.Content[0].Thinking != "I should read the file first." || !strings.HasSuffix(a.Content[1].Text, "The file says hello world.") || a.StopReason != "end_turn" {
 		t.Errorf("message %+v", a)
+	}
+	// The stateless APIs' sessions leave memory, and stay listed from
+	// their journals.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		svc.mu.Lock()
+		n := len(svc.sessions)
+		svc.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still in memory", n)
+		}
+	}
+	if code, out := do(t, "GET", srv.URL+"/v1/sessions", ""); code != 200 || strings.Count(out, `"stop_reason":"completed"`) != 2 {
+		t.Errorf("list: %d %s", code, out)
 	}
 }

@@ -12,6 +12,14 @@ import (
 	"github.com/praxis-tools/praxis/internal/httpguard"
 )
 
+// tighter returns the tighter of two budgets, where 0 is none.
+func tighter[N int | float64](flag, req N) N {
+	if req > 0 && (flag == 0 || req < flag) {
+		return req
+	}
+	return flag
+}
+
 func runAgentServe(ctx context.Context, args []string, io stdio, getenv func(string) string) int {
 	fs := newFlagSet("agent serve", "[flags]",
 		"Runs agent sessions as an HTTP service (default address "+service.DefaultAddr+"): the sessions API\n"+
@@ -76,22 +84,15 @@ func runAgentServe(ctx context.Context, args []string, io stdio, getenv func(str
 	}
 	base := st.cfg
 	setup := func(o service.SessionOptions) (agent.Config, *agent.Harness, error) {
+		// A request may tighten the service's budgets, never loosen them.
 		cfg, hh := base, *h
 		if o.Model != "" {
 			cfg.Model = o.Model
 		}
-		if o.MaxSteps > 0 {
-			cfg.MaxSteps = o.MaxSteps
-		}
-		if o.MaxToolCalls > 0 {
-			hh.MaxToolCalls = o.MaxToolCalls
-		}
-		if o.MaxTokens > 0 {
-			hh.MaxTokens = o.MaxTokens
-		}
-		if o.MaxCost > 0 {
-			hh.MaxCost = o.MaxCost
-		}
+		cfg.MaxSteps = tighter(cfg.MaxSteps, o.MaxSteps)
+		hh.MaxToolCalls = tighter(hh.MaxToolCalls, o.MaxToolCalls)
+		hh.MaxTokens = tighter(hh.MaxTokens, o.MaxTokens)
+		hh.MaxCost = tighter(hh.MaxCost, o.MaxCost)
 		if _, ok := st.prices.Lookup(cfg.Model); hh.MaxCost > 0 && !ok {
 			return cfg, nil, fmt.Errorf("max_cost: there is no price for the model %s", cfg.Model)
 		}
