@@ -537,3 +537,29 @@ func TestDropInsWhole(t *testing.T) {
 		t.Errorf("list: %d %s", code, out)
 	}
 }
+
+// TestStreamHintsAndKeepAlive checks the stream's retry hint and the
+// comment lines it sends while the session is quiet.
+func TestStreamHintsAndKeepAlive(t *testing.T) {
+	_, srv := newTestService(t, t.TempDir(), script, nil)
+	id := create(t, srv, `{"task":"read notes.txt"}`)
+	resp := events(t, srv, id, "")
+	sc := bufio.NewScanner(resp.Body)
+	var first string
+	keepAlives := 0
+	for sc.Scan() && keepAlives < 2 {
+		line := sc.Text()
+		if first == "" {
+			first = line
+		}
+		if line == ": keep-alive" {
+			keepAlives++
+		}
+	}
+	if first != "retry: 2000" || keepAlives < 2 {
+		t.Errorf("first line %q, %d keep-alives", first, keepAlives)
+	}
+	if resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("headers %v", resp.Header)
+	}
+}
