@@ -37,6 +37,9 @@ func browser(t *testing.T) string {
 func TestPage(t *testing.T) {
 	exe := browser(t)
 	turns := []agent.ScriptTurn{
+		// An edit (the test's catalog has no edit_file: the page shows the
+		// call's operations all the same).
+		{ToolCalls: []agent.ScriptCall{{Name: "edit_file", Input: json.RawMessage(`{"path":"a.txt","ops":[{"op":"replace_line","tag":"2:ab12","new_text":"BETA"}]}`)}}},
 		{Text: "Reading the file.", ToolCalls: []agent.ScriptCall{{Name: "read_file", Input: json.RawMessage(`{"path":"block.txt"}`)}}},
 		{Text: "Follow-up answered."},
 	}
@@ -69,8 +72,15 @@ func TestPage(t *testing.T) {
 	// The list shows the session; clicking it opens it. The tool call
 	// appears, with its arguments, while it runs.
 	do(chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(item), chromedp.Click(item),
-		chromedp.WaitVisible(chromedp.CSS(`details.tool summary`)))
-	tool := text(`details.tool summary`)
+		chromedp.WaitVisible(chromedp.CSS(`details.tool[data-call="call_2_1"] summary`)))
+	tool := text(`details.tool[data-call="call_2_1"] summary`)
+	edit, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('details.tool .diff div')].map(e => e.textContent).join('|')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != "@@ replace_line 2:ab12|+ BETA" {
+		t.Errorf("the edit shows %q", edit)
+	}
 	do(chromedp.Click(chromedp.CSS(`#cancel`)), chromedp.WaitVisible(chromedp.CSS(`.stop[data-stop="cancelled"]`)))
 	stop := text(`.stop[data-stop="cancelled"]`)
 	do(chromedp.SendKeys(chromedp.CSS(`#followup`), "and now?"), chromedp.Click(chromedp.CSS(`#send`)),
