@@ -118,6 +118,7 @@ type run struct {
 	cost      float64
 	toolCalls int
 	final     string
+	modelTime time.Duration // waiting for the model
 
 	hs *harnessState // nil without a Harness
 }
@@ -135,6 +136,15 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 		r.ev.runID = NewRunID()
 	}
 	r.price, r.priced = a.cfg.Prices.Lookup(a.cfg.Model)
+	// The metrics see the events as the harness completes them.
+	metrics := newMetricsCollector()
+	next := r.ev.sink
+	r.ev.sink = func(ev Event) {
+		metrics.observe(ev)
+		if next != nil {
+			next(ev)
+		}
+	}
 	r.initHarness()
 	var names []string
 	for _, t := range a.cfg.Tools.Tools() {
@@ -164,6 +174,7 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 	if err != nil {
 		done.Error = err.Error()
 	}
+	done.Metrics = metrics.metrics(r.modelTime.Milliseconds(), done.CostUSD)
 	r.ev.emit(done)
 	return out
 }
@@ -231,9 +242,14 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 	mctx := WithReasoningStream(ctx, func(s string) {
 		r.ev.emit(Event{Type: EventThinking, Step: step, Text: s})
 	})
+	mctx = WithToolInputStream(mctx, func(id, tool, s string) {
+		r.ev.emit(Event{Type: EventToolInput, Step: step, CallID: id, Tool: tool, Text: s})
+	})
+	asked := time.Now()
 	resp, err := r.cfg.Provider.Complete(mctx, req, func(s string) {
 		r.ev.emit(Event{Type: EventTextDelta, Step: step, Text: s})
 	})
+	r.modelTime += time.Since(asked)
 	if err != nil {
 		// A failed call may have cost tokens too.
 		if ae := (*APIError)(nil); errors.As(err, &ae) && ae.Usage != (Usage{}) {

@@ -136,7 +136,8 @@ func TestWritingCallsRunInOrder(t *testing.T) {
 	for _, e := range events {
 		kinds = append(kinds, string(e.Type))
 	}
-	want := "run_start tool_start tool_result tool_start tool_result tool_start tool_result step_complete text_delta step_complete run_complete"
+	// Each call's arguments ({}) stream in one piece before the tools run.
+	want := "run_start tool_input_delta tool_input_delta tool_input_delta tool_start tool_result tool_start tool_result tool_start tool_result step_complete text_delta step_complete run_complete"
 	if strings.Join(kinds, " ") != want {
 		t.Errorf("events:\n got %s\nwant %s", strings.Join(kinds, " "), want)
 	}

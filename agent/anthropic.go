@@ -282,6 +282,7 @@ func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stre
 		stopped bool
 	)
 	onThinking := reasoningStream(ctx)
+	onInput := toolInputStream(ctx)
 	start := func(i int, c anthropicContent) {
 		p := &anthropicPartial{}
 		switch c.Type {
@@ -343,6 +344,9 @@ func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stre
 					}
 				case "input_json_delta":
 					p.json.WriteString(e.Delta.PartialJSON)
+					if onInput != nil && e.Delta.PartialJSON != "" {
+						onInput(p.block.ID, p.block.Name, e.Delta.PartialJSON)
+					}
 				case "thinking_delta":
 					p.block.Text += e.Delta.Thinking
 					if onThinking != nil && e.Delta.Thinking != "" {

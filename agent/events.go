@@ -15,15 +15,16 @@ type EventType string
 // The events of a run, in the order they can occur. Every run starts with
 // run_start and ends with run_complete.
 const (
-	EventRunStart     EventType = "run_start"      // the task, provider, model and tools
-	EventTextDelta    EventType = "text_delta"     // a piece of the model's text, as it streams
-	EventThinking     EventType = "thinking_delta" // a piece of the model's reasoning, as it streams
-	EventUsage        EventType = "usage"          // a model call that failed still cost tokens
-	EventRetry        EventType = "retry"          // a model call failed and is tried again
-	EventToolStart    EventType = "tool_start"     // a tool call begins
-	EventToolResult   EventType = "tool_result"    // a tool call ended
-	EventStepComplete EventType = "step_complete"  // one model reply and its tool calls are done
-	EventRunComplete  EventType = "run_complete"   // the run ended: the stop reason and totals
+	EventRunStart     EventType = "run_start"        // the task, provider, model and tools
+	EventTextDelta    EventType = "text_delta"       // a piece of the model's text, as it streams
+	EventThinking     EventType = "thinking_delta"   // a piece of the model's reasoning, as it streams
+	EventUsage        EventType = "usage"            // a model call that failed still cost tokens
+	EventRetry        EventType = "retry"            // a model call failed and is tried again
+	EventToolInput    EventType = "tool_input_delta" // a piece of a tool call's arguments, as it streams
+	EventToolStart    EventType = "tool_start"       // a tool call begins
+	EventToolResult   EventType = "tool_result"      // a tool call ended
+	EventStepComplete EventType = "step_complete"    // one model reply and its tool calls are done
+	EventRunComplete  EventType = "run_complete"     // the run ended: the stop reason and totals
 )
 
 // StopReason says why a run ended.
@@ -61,7 +62,8 @@ type Event struct {
 	// text_delta and thinking_delta: the piece of text.
 	Text string `json:"text,omitempty"`
 
-	// tool_start and tool_result
+	// tool_input_delta, tool_start and tool_result (tool_input_delta's
+	// piece of the arguments is in Text).
 	CallID string          `json:"call_id,omitempty"`
 	Tool   string          `json:"tool,omitempty"`
 	Input  json.RawMessage `json:"input,omitempty"`
@@ -97,6 +99,8 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// ElapsedMS is the run's duration.
 	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
+	// Metrics, on run_complete, measure how the run went.
+	Metrics *Metrics `json:"metrics,omitempty"`
 
 	// The fields of the harness controls' events (harness.go).
 	HarnessFields

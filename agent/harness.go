@@ -40,6 +40,9 @@ const (
 	EventHook EventType = "hook"
 	// EventGate reports one run of one evaluation gate.
 	EventGate EventType = "gate"
+	// EventCheckpoint reports the commit (Commit) of a step's changes, with
+	// the step's summary (Text); Error when the commit failed.
+	EventCheckpoint EventType = "checkpoint"
 )
 
 // Kinds of message event.
@@ -77,6 +80,10 @@ type HarnessFields struct {
 	// Controls, on run_start, are the harness controls the run has, for
 	// the audit.
 	Controls *Controls `json:"controls,omitempty"`
+	// Commit is a checkpoint's commit; Branch, on run_start, the branch
+	// the checkpoints go to.
+	Commit string `json:"commit,omitempty"`
+	Branch string `json:"branch,omitempty"`
 }
 
 // Controls summarises a run's harness controls.
@@ -174,6 +181,14 @@ type Harness struct {
 	// the gates pass): a non-empty reminder goes back to the model once,
 	// and the run goes on.
 	BeforeStop func(ctx context.Context) string
+
+	// Checkpoint, if set, is called after every step with the step's
+	// summary (the first line of the model's text, or the tools it
+	// called): a commit it returns is journaled as a checkpoint event; ""
+	// means the step changed nothing. An error is journaled too, and the
+	// run goes on. Branch names where the commits go, for run_start.
+	Checkpoint func(ctx context.Context, step int, summary string) (commit string, err error)
+	Branch     string
 
 	// Resume holds the events of the session so far: the run rebuilds the
 	// conversation from them (see Fold) and goes on, with the task, if not
@@ -282,6 +297,7 @@ func (r *run) initHarness() {
 		case EventRunStart:
 			ev.Resumed = hs.resumed
 			ev.Controls = h.controls()
+			ev.Branch = h.Branch
 		case EventRunComplete:
 			ev.Gates = hs.gates
 			if ev.StopReason == StopDoomLoop {
@@ -575,6 +591,9 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 	}
 	h := hs.h
 	r.trackUsage()
+	if h.Checkpoint != nil {
+		r.checkpoint(ctx, step)
+	}
 
 	hs.mu.Lock()
 	pending := hs.pending
@@ -658,6 +677,39 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 		}
 	}
 	return false, "", nil
+}
+
+// checkpointTimeout bounds the commit of a step's changes.
+const checkpointTimeout = 2 * time.Minute
+
+// checkpoint commits the step's changes, even when the run is stopping
+// (what the step changed is kept either way).
+func (r *run) checkpoint(ctx context.Context, step int) {
+	summary := ""
+	for i := len(r.messages) - 1; i >= 0; i-- {
+		m := r.messages[i]
+		if m.Role != RoleAssistant {
+			continue
+		}
+		summary, _, _ = strings.Cut(strings.TrimSpace(m.Text()), "\n")
+		if summary == "" {
+			var names []string
+			for _, c := range m.ToolCalls() {
+				names = append(names, c.Name)
+			}
+			summary = fmt.Sprintf("step %d: %s", step, strings.Join(names, ", "))
+		}
+		break
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
+	defer cancel()
+	commit, err := r.hs.h.Checkpoint(cctx, step, summary)
+	switch {
+	case err != nil:
+		r.ev.emit(Event{Type: EventCheckpoint, Step: step, Text: summary, Error: err.Error()})
+	case commit != "":
+		r.ev.emit(Event{Type: EventCheckpoint, Step: step, Text: summary, HarnessFields: HarnessFields{Commit: commit}})
+	}
 }
 
 // trackUsage notes the conversation size the provider reported for the

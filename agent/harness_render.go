@@ -57,6 +57,11 @@ func harnessLine(ev Event) string {
 		if ev.Gate != nil {
 			return gateLine(*ev.Gate)
 		}
+	case EventCheckpoint:
+		if ev.Error != "" {
+			return "  ⎇ checkpoint failed: " + ev.Error
+		}
+		return fmt.Sprintf("  ⎇ checkpoint %.12s: %s", ev.Commit, clip(ev.Text, 80))
 	}
 	return ""
 }

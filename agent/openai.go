@@ -285,6 +285,7 @@ func (o *OpenAI) complete(ctx context.Context, e endpoint, req *Request, stream 
 		done    bool
 	)
 	onReasoning := reasoningStream(ctx)
+	onInput := toolInputStream(ctx)
 	chunk := func(c openaiChunk, whole bool) error {
 		if c.Error != nil {
 			return &APIError{Provider: o.Name(), Kind: ErrServer, Message: "stream: " + c.Error.Message}
@@ -327,6 +328,9 @@ func (o *OpenAI) complete(ctx context.Context, e endpoint, req *Request, stream 
 					acc.Function.Name += tc.Function.Name
 				}
 				acc.Function.Arguments += tc.Function.Arguments
+				if onInput != nil && !whole && tc.Function.Arguments != "" {
+					onInput(acc.ID, acc.Function.Name, tc.Function.Arguments)
+				}
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				out.StopReason = *ch.FinishReason

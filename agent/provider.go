@@ -193,6 +193,25 @@ func reasoningStream(ctx context.Context) StreamFunc {
 	return fn
 }
 
+type toolInputKey struct{}
+
+// ToolInputFunc receives a piece of a tool call's arguments (JSON text) as
+// it arrives from the model, with the call's ID and tool name.
+type ToolInputFunc func(callID, tool, delta string)
+
+// WithToolInputStream returns a context whose model calls pass the pieces
+// of the tool calls' arguments, as they arrive, to fn. The whole arguments
+// are in the reply's tool_use blocks whether or not fn is set.
+func WithToolInputStream(ctx context.Context, fn ToolInputFunc) context.Context {
+	return context.WithValue(ctx, toolInputKey{}, fn)
+}
+
+// toolInputStream returns the tool input receiver of ctx, or nil.
+func toolInputStream(ctx context.Context) ToolInputFunc {
+	fn, _ := ctx.Value(toolInputKey{}).(ToolInputFunc)
+	return fn
+}
+
 // Provider is a model behind an API. Complete sends the request, streams
 // the reply's text to onText as it arrives (onText may be nil) and returns
 // the whole reply. A failure of the API is an *APIError.

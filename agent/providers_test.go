@@ -410,3 +410,63 @@ func TestNewProvider(t *testing.T) {
 		})
 	}
 }
+
+// TestToolInputStreams checks that each provider passes the pieces of the
+// tool calls' arguments on as they arrive, and that they join up to the
+// arguments of the reply's tool_use blocks.
+func TestToolInputStreams(t *testing.T) {
+	tests := []struct {
+		name     string
+		fixture  string
+		provider func(url string) Provider
+		pieces   int // at least
+	}{
+		{"anthropic", "anthropic_tool_use.sse", func(u string) Provider { return &Anthropic{APIKey: "k", BaseURL: u + "/"} }, 2},
+		{"openai", "openai_tool_calls.sse", func(u string) Provider { return &OpenAI{APIKey: "k", BaseURL: u + "/v1"} }, 2},
+		{"scripted", "", func(string) Provider {
+			// The conversation holds one reply: the second turn answers.
+			return &Scripted{Turns: []ScriptTurn{{Text: "Reading."}, {ToolCalls: []ScriptCall{
+				{ID: "c1", Name: "read_file", Input: json.RawMessage(`{"path":"a/long/path/to/notes.txt"}`)},
+				{ID: "c2", Name: "list_dir"}}}}}
+		}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := ""
+			if tt.fixture != "" {
+				_, srv := newFakeAPI(t, reply{fixture: tt.fixture})
+				url = srv.URL
+			}
+			got := map[string]*strings.Builder{}
+			names := map[string]string{}
+			n := 0
+			ctx := WithToolInputStream(context.Background(), func(id, tool, delta string) {
+				if got[id] == nil {
+					got[id] = &strings.Builder{}
+				}
+				got[id].WriteString(delta)
+				names[id] = tool
+				n++
+			})
+			resp, err := tt.provider(url).Complete(ctx, conversation(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n < tt.pieces {
+				t.Errorf("%d pieces, want at least %d", n, tt.pieces)
+			}
+			for _, c := range resp.Message.ToolCalls() {
+				s := ""
+				if b := got[c.ID]; b != nil {
+					s = b.String()
+				}
+				if s == "" && string(c.Input) == "{}" {
+					continue // no arguments to stream
+				}
+				if s != string(c.Input) || names[c.ID] != c.Name {
+					t.Errorf("call %s (%s): streamed %q as %s, want %s", c.ID, c.Name, s, names[c.ID], c.Input)
+				}
+			}
+		})
+	}
+}

@@ -24,6 +24,9 @@ type Scripted struct {
 
 // ScriptTurn is one scripted model reply.
 type ScriptTurn struct {
+	// Reasoning is the model's reasoning before the reply, streamed word
+	// by word to the reasoning receiver (WithReasoningStream).
+	Reasoning string `json:"reasoning,omitempty"`
 	// Text is the reply's text, streamed word by word.
 	Text string `json:"text,omitempty"`
 	// ToolCalls are the tools the reply calls.
@@ -48,6 +51,10 @@ type ScriptError struct {
 	Status  int       `json:"status,omitempty"`
 	Message string    `json:"message"`
 }
+
+// scriptInputPiece is the size in bytes of the pieces a scripted tool
+// call's arguments stream in.
+const scriptInputPiece = 16
 
 // LoadScript reads a script file: {"turns": [...]}.
 func LoadScript(name string) (*Scripted, error) {
@@ -95,6 +102,14 @@ func (s *Scripted) Complete(ctx context.Context, req *Request, onText StreamFunc
 	}
 	results := lastToolResults(req.Messages)
 	msg := Message{Role: RoleAssistant}
+	if turn.Reasoning != "" {
+		if fn := reasoningStream(ctx); fn != nil {
+			for _, w := range strings.SplitAfter(turn.Reasoning, " ") {
+				fn(w)
+			}
+		}
+		msg.Content = append(msg.Content, Block{Type: BlockThinking, Text: turn.Reasoning})
+	}
 	if turn.Text != "" {
 		if onText != nil {
 			for _, w := range strings.SplitAfter(turn.Text, " ") {
@@ -111,6 +126,13 @@ func (s *Scripted) Complete(ctx context.Context, req *Request, onText StreamFunc
 		id := c.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%d", n+1, i+1)
+		}
+		if fn := toolInputStream(ctx); fn != nil {
+			for rest := string(in); rest != ""; {
+				n := min(len(rest), scriptInputPiece)
+				fn(id, c.Name, rest[:n])
+				rest = rest[n:]
+			}
 		}
 		msg.Content = append(msg.Content, Block{Type: BlockToolUse, ID: id, Name: c.Name, Input: in})
 	}

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,7 +12,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +20,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/praxis-tools/praxis/internal/httpguard"
 )
 
 // Defaults of HTTPOptions.
@@ -102,12 +101,11 @@ type HTTPOptions struct {
 // HTTPHandler serves MCP's streamable HTTP transport. Close ends its
 // sessions.
 type HTTPHandler struct {
-	srv      *Server
-	opts     HTTPOptions
-	tokenSum [sha256.Size]byte
-	origins  map[string]bool
-	ctx      context.Context
-	stop     context.CancelFunc
+	srv   *Server
+	opts  HTTPOptions
+	guard *httpguard.Guard
+	ctx   context.Context
+	stop  context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -168,11 +166,13 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if opts.Path == "" {
 		opts.Path = DefaultPath
 	}
-	h := &HTTPHandler{srv: s, opts: opts, origins: make(map[string]bool), sessions: make(map[string]*httpSession)}
-	h.tokenSum = sha256.Sum256([]byte(opts.Token))
-	for _, o := range opts.AllowedOrigins {
-		h.origins[normalizeOrigin(o)] = true
-	}
+	h := &HTTPHandler{srv: s, opts: opts, sessions: make(map[string]*httpSession)}
+	h.guard = httpguard.New(httpguard.Options{
+		Token: opts.Token, AllowedOrigins: opts.AllowedOrigins, Loopback: opts.Loopback,
+		AllowMethods:  "GET, POST, DELETE",
+		AllowHeaders:  "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID",
+		ExposeHeaders: "Mcp-Session-Id",
+	})
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	go h.expire()
 	return h
@@ -184,7 +184,7 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 // handlers to return. Serving on a non-loopback address without a token is
 // refused with ErrTokenRequired.
 func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	loopback := isLoopbackAddr(ln.Addr())
+	loopback := httpguard.LoopbackListener(ln.Addr())
 	if !loopback && opts.Token == "" {
 		ln.Close()
 		return ErrTokenRequired
@@ -220,18 +220,7 @@ func (s *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts 
 // LoopbackAddr reports whether a listen address (host:port) is on the
 // loopback interface: an IP literal of it, or "localhost". An empty host
 // listens everywhere and is not loopback.
-func LoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return false
-	}
-	return loopbackHost(host)
-}
-
-func isLoopbackAddr(a net.Addr) bool {
-	tcp, ok := a.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
-}
+func LoopbackAddr(addr string) bool { return httpguard.LoopbackAddr(addr) }
 
 // Close ends every session: calls in flight are cancelled and streams end.
 func (h *HTTPHandler) Close() {
@@ -289,29 +278,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, mcp.INVALID_REQUEST, "not found: the MCP endpoint is "+h.opts.Path)
 		return
 	}
-	origin := r.Header.Get("Origin")
-	if origin != "" && !h.originAllowed(origin) {
-		httpError(w, http.StatusForbidden, mcp.INVALID_REQUEST, "forbidden: origin "+origin+" is not allowed")
+	preflight, refusal := h.guard.Check(w, r)
+	if refusal != nil {
+		httpError(w, refusal.Status, mcp.INVALID_REQUEST, refusal.Message)
 		return
 	}
-	if h.opts.Loopback && !loopbackHost(r.Host) {
-		httpError(w, http.StatusForbidden, mcp.INVALID_REQUEST, "forbidden: host "+r.Host+" is not a loopback host")
-		return
-	}
-	if origin != "" {
-		w.Header().Set("Access-Control-Allow-Origin", origin)
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
-		w.Header().Add("Vary", "Origin")
-	}
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if !h.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="praxis"`)
-		httpError(w, http.StatusUnauthorized, mcp.INVALID_REQUEST, "unauthorized: a valid bearer token is required")
+	if preflight {
 		return
 	}
 	switch r.Method {
@@ -325,51 +297,6 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, mcp.INVALID_REQUEST, "method not allowed")
 	}
-}
-
-// authorized compares the request's bearer token with the configured one in
-// constant time (over digests, so the length is not revealed either).
-func (h *HTTPHandler) authorized(r *http.Request) bool {
-	if h.opts.Token == "" {
-		return true
-	}
-	auth := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(auth, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(sum[:], h.tokenSum[:]) == 1
-}
-
-// originAllowed reports whether origin is one given in AllowedOrigins, or
-// an http(s) origin on a loopback host.
-func (h *HTTPHandler) originAllowed(origin string) bool {
-	if h.origins[normalizeOrigin(origin)] {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return loopbackHost(u.Host)
-}
-
-func normalizeOrigin(o string) string { return strings.TrimRight(strings.ToLower(o), "/") }
-
-// loopbackHost reports whether a Host header (or an origin's host) names
-// this machine's loopback interface.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // session returns the session the request names: 400 without the header,
@@ -522,37 +449,17 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 // readBody reads a request's body, at most MaxBodyBytes of it, within
 // ReadBodyTimeout. It answers the request itself when it fails.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	max := int64(h.opts.MaxBodyBytes)
-	tooLarge := func() ([]byte, bool) {
-		w.Header().Set("Connection", "close") // the rest of the body is not read
-		httpError(w, http.StatusRequestEntityTooLarge, mcp.INVALID_REQUEST,
-			fmt.Sprintf("request body over the limit of %d bytes (praxis serve --max-body)", max))
-		return nil, false
-	}
-	if r.ContentLength > max {
-		return tooLarge()
-	}
-	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout))
-	// Grown as bytes arrive, from at most 64 KiB: a length announced but
-	// not sent costs nothing.
-	size := 512
-	if r.ContentLength > 0 {
-		size = int(min(r.ContentLength+1, 64<<10)) // one more to see the end
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+	body, err := httpguard.ReadBody(w, r, int64(h.opts.MaxBodyBytes), h.opts.ReadBodyTimeout, "praxis serve --max-body")
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return tooLarge()
+		be, _ := errors.AsType[*httpguard.BodyError](err)
+		code := mcp.PARSE_ERROR
+		if errors.Is(err, httpguard.ErrTooLarge) {
+			code = mcp.INVALID_REQUEST
 		}
-		w.Header().Set("Connection", "close") // a client too slow or gone: no next request
-		httpError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "reading the request body: "+err.Error())
+		httpError(w, be.Status, code, be.Message)
 		return nil, false
 	}
-	rc.SetReadDeadline(time.Time{})
-	return buf.Bytes(), true
+	return body, true
 }
 
 // admit counts n requests of s in flight, or answers 429 when they would

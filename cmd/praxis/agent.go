@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
 	"log/slog"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,35 +50,25 @@ func runAgent(ctx context.Context, args []string, io stdio) int {
 }
 
 func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(string) string) int {
+	if len(args) > 0 && args[0] == "serve" {
+		return runAgentServe(ctx, args[1:], io, getenv)
+	}
 	fs := newFlagSet("agent", "[flags] TASK",
 		"Runs an agent on TASK (\"-\" reads it from standard input): a model that works in the\n"+
 			"workspace through Praxis's tools and the tools of external MCP servers, until it answers\n"+
 			"without calling a tool or a limit stops it. Without TASK on a terminal, it reads the turns\n"+
-			"of a conversation from you (Ctrl-C cancels a turn, Ctrl-D ends).\n\n"+
+			"of a conversation from you (Ctrl-C cancels a turn, Ctrl-D ends). \"praxis agent serve\"\n"+
+			"runs sessions over HTTP instead.\n\n"+
 			"The provider is --provider, or else follows from the environment: ANTHROPIC_API_KEY\n"+
 			"(anthropic), OPENAI_API_KEY or OPENAI_BASE_URL (openai, or any OpenAI-compatible server).\n\n"+
 			"Exit status: 0 when the model finished, 1 on errors, 2 on usage errors, 3 when\n"+
 			"--max-steps stopped the run, 4 when --timeout did, 130 when it was interrupted.", io)
-	ef := addEngineFlags(fs)
+	af := addAgentFlags(fs)
 	var (
-		providerName = fs.String("provider", "", "the model `provider`: anthropic, openai or scripted (default: from the environment)")
-		model        = fs.String("model", "", "the `model` to use (default: claude-sonnet-4-5 or gpt-4.1)")
-		baseURL      = fs.String("base-url", "", "the API's base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's)")
-		script       = fs.String("script", "", "the script `file` the scripted provider replays")
-		mcpConfig    = fs.String("mcp-config", "", "a `file` of external MCP servers (mcpServers or VS Code servers format)")
-		toolsFlag    = fs.String("tools", "", "only these `tools`: comma-separated names or globs (e.g. read_file,mcp__github__*)")
-		maxSteps     = fs.Int("max-steps", agent.DefaultMaxSteps, "stop after this many model replies")
-		timeout      = fs.Duration("timeout", 0, "stop the run after this `duration` (e.g. 10m; default none)")
-		maxTokens    = fs.Int("max-output-tokens", 0, "bound each reply to this many output tokens (default: the provider's)")
-		systemFile   = fs.String("system", "", "replace the system prompt with this `file`")
-		systemAppend = fs.String("system-append", "", "append this `file` to the system prompt")
 		asJSON       = fs.Bool("json", false, "print Praxis's own events as JSON Lines on standard output instead of a transcript")
 		outputFormat = fs.String("output-format", "text", "the `format` of standard output: text (a transcript), json (one result object at the end) or stream-json (Claude Code's stream-json lines)")
-		thinking     = fs.Int("thinking", 0, "let the model think before it answers, with a budget of `N` tokens (Anthropic: at least 1024; OpenAI: sets reasoning_effort)")
-		idleTimeout  = fs.Duration("stream-idle-timeout", agent.DefaultIdleTimeout, "retry a model reply that sends nothing for this `duration`")
 	)
-	hf := addHarnessFlags(fs)
-	positive(fs, "max-steps")
+	hf := af.hf
 	if code, ok := parseFlags(fs, args, io); !ok {
 		return code
 	}
@@ -97,9 +89,6 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 			return fail(exitUsage, "%v", err)
 		}
 	}
-	if *maxSteps <= 0 {
-		return fail(exitUsage, "--max-steps must be positive")
-	}
 	format := *outputFormat
 	switch {
 	case format != "text" && format != "json" && format != "stream-json":
@@ -108,13 +97,106 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		return fail(exitUsage, "--json prints Praxis's events; it does not combine with --output-format %s", format)
 	case *asJSON:
 		format = "events"
-	case *thinking < 0:
+	}
+	st, code := af.setup(ctx, "agent", io, getenv)
+	if st == nil {
+		return code
+	}
+	defer st.close()
+	var sink func(agent.Event)
+	switch format {
+	case "events":
+		sink = agent.JSONLines(io.out)
+	case "stream-json":
+		sink = agent.ClaudeStreamJSON(io.out, agent.ClaudeInit{Cwd: st.eng.Workspace().Dir(), MCPServers: st.servers})
+	case "json":
+		sink = agent.ClaudeJSON(io.out)
+	default:
+		sink = agent.TranscriptHandler(io.out)
+	}
+	cfg := st.cfg
+	cfg.OnEvent = sink
+	var out agent.Outcome
+	if interactive {
+		out, code = hf.converse(ctx, cfg, st.eng.Workspace().Dir(), tty, io, st.log)
+	} else {
+		out, code = hf.runHarnessed(ctx, cfg, task, st.eng.Workspace().Dir(), format, io, st.log)
+	}
+	if code >= 0 {
+		return code
+	}
+	if out.Err != nil {
+		st.log.Log(ctx, levelFor(out.StopReason), "agent run ended", "run", out.RunID, "stop_reason", out.StopReason, "err", out.Err)
+	}
+	return agentExit(out.StopReason)
+}
+
+// agentFlags are the flags of "praxis agent" that say how a run is set
+// up, shared by "praxis agent serve" as its sessions' defaults.
+type agentFlags struct {
+	ef                                   *engineFlags
+	hf                                   *harnessFlags
+	providerName, model, baseURL, script *string
+	mcpConfig, toolsFlag                 *string
+	maxSteps, maxTokens, thinking        *int
+	timeout, idleTimeout                 *time.Duration
+	systemFile, systemAppend             *string
+}
+
+func addAgentFlags(fs *flag.FlagSet) *agentFlags {
+	af := &agentFlags{ef: addEngineFlags(fs)}
+	af.providerName = fs.String("provider", "", "the model `provider`: anthropic, openai or scripted (default: from the environment)")
+	af.model = fs.String("model", "", "the `model` to use (default: claude-sonnet-4-5 or gpt-4.1)")
+	af.baseURL = fs.String("base-url", "", "the API's base `URL` (default: $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's)")
+	af.script = fs.String("script", "", "the script `file` the scripted provider replays")
+	af.mcpConfig = fs.String("mcp-config", "", "a `file` of external MCP servers (mcpServers or VS Code servers format)")
+	af.toolsFlag = fs.String("tools", "", "only these `tools`: comma-separated names or globs (e.g. read_file,mcp__github__*)")
+	af.maxSteps = fs.Int("max-steps", agent.DefaultMaxSteps, "stop after this many model replies")
+	af.timeout = fs.Duration("timeout", 0, "stop the run after this `duration` (e.g. 10m; default none)")
+	af.maxTokens = fs.Int("max-output-tokens", 0, "bound each reply to this many output tokens (default: the provider's)")
+	af.systemFile = fs.String("system", "", "replace the system prompt with this `file`")
+	af.systemAppend = fs.String("system-append", "", "append this `file` to the system prompt")
+	af.thinking = fs.Int("thinking", 0, "let the model think before it answers, with a budget of `N` tokens (Anthropic: at least 1024; OpenAI: sets reasoning_effort)")
+	af.idleTimeout = fs.Duration("stream-idle-timeout", agent.DefaultIdleTimeout, "retry a model reply that sends nothing for this `duration`")
+	af.hf = addHarnessFlags(fs)
+	positive(fs, "max-steps")
+	return af
+}
+
+// agentSetup is what the flags set up for runs: the configuration (without
+// OnEvent), the engine, the external servers.
+type agentSetup struct {
+	cfg     agent.Config
+	prices  agent.Prices
+	eng     *praxis.Engine
+	servers []agent.ClaudeMCPServer
+	log     *slog.Logger
+	closers []func()
+}
+
+func (st *agentSetup) close() {
+	for _, c := range slices.Backward(st.closers) {
+		c()
+	}
+}
+
+// setup checks the flags and opens what runs need. It returns nil and the
+// exit status when it cannot (the reason printed).
+func (af *agentFlags) setup(ctx context.Context, cmd string, io stdio, getenv func(string) string) (*agentSetup, int) {
+	fail := func(code int, format string, a ...any) (*agentSetup, int) {
+		fmt.Fprintf(io.err, "praxis "+cmd+": "+format+"\n", a...)
+		return nil, code
+	}
+	switch {
+	case *af.maxSteps <= 0:
+		return fail(exitUsage, "--max-steps must be positive")
+	case *af.thinking < 0:
 		return fail(exitUsage, "--thinking must be a number of tokens, 0 for none")
-	case *idleTimeout <= 0:
+	case *af.idleTimeout <= 0:
 		return fail(exitUsage, "--stream-idle-timeout must be positive, e.g. 2m")
 	}
 	prov, modelName, err := agent.NewProvider(agent.ProviderOptions{
-		Name: *providerName, Model: *model, BaseURL: *baseURL, Script: *script, Getenv: getenv, IdleTimeout: *idleTimeout,
+		Name: *af.providerName, Model: *af.model, BaseURL: *af.baseURL, Script: *af.script, Getenv: getenv, IdleTimeout: *af.idleTimeout,
 	})
 	switch {
 	case errors.Is(err, agent.ErrNoProvider):
@@ -125,88 +207,65 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		if errors.As(err, new(*iofs.PathError)) {
 			return fail(exitUsage, "%s", fileProblem("--script", err))
 		}
-		return fail(exitUsage, "%s", fileProblem("--script "+*script, err))
+		return fail(exitUsage, "%s", fileProblem("--script "+*af.script, err))
 	}
-	if prov.Name() == "anthropic" && *thinking > 0 && *thinking < 1024 {
-		return fail(exitUsage, "--thinking %d: Anthropic's extended thinking needs a budget of at least 1024 tokens", *thinking)
+	if prov.Name() == "anthropic" && *af.thinking > 0 && *af.thinking < 1024 {
+		return fail(exitUsage, "--thinking %d: Anthropic's extended thinking needs a budget of at least 1024 tokens", *af.thinking)
 	}
-	prices, err := agentPrices(ef.config)
+	prices, err := agentPrices(af.ef.config)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	if _, ok := prices.Lookup(modelName); hf.maxCost > 0 && !ok {
+	if _, ok := prices.Lookup(modelName); af.hf.maxCost > 0 && !ok {
 		return fail(exitUsage, "--max-cost: there is no price for the model %s; add one under prices: in your config file", modelName)
 	}
 	if prov.Name() != "scripted" {
 		prov = agent.WithRetry(prov, agent.RetryPolicy{}, nil)
 	}
 
-	log := newLogger(io)
-	eng := ef.open("agent", io)
+	st := &agentSetup{log: newLogger(io), prices: prices}
+	eng := af.ef.open(cmd, io)
 	if eng == nil {
-		return exitUsage
+		return nil, exitUsage
 	}
-	defer eng.Close()
-	hf.sandbox = eng.Sandbox()
+	st.eng = eng
+	st.closers = append(st.closers, func() { eng.Close() })
+	af.hf.sandbox = eng.Sandbox()
 	tools := eng.Catalog().Tools()
-	var servers []agent.ClaudeMCPServer
-	if *mcpConfig != "" {
-		cfg, err := mcpclient.LoadConfig(*mcpConfig, mcpclient.Vars{Workspace: eng.Workspace().Dir()})
+	if *af.mcpConfig != "" {
+		cfg, err := mcpclient.LoadConfig(*af.mcpConfig, mcpclient.Vars{Workspace: eng.Workspace().Dir()})
 		if err != nil {
+			st.close()
 			return fail(exitUsage, "%v", err)
 		}
-		m := mcpclient.Connect(ctx, cfg, mcpclient.Options{Logger: log})
-		defer m.Close()
+		m := mcpclient.Connect(ctx, cfg, mcpclient.Options{Logger: st.log})
+		st.closers = append(st.closers, func() { m.Close() })
 		tools = append(tools, m.Tools()...)
 		for _, s := range m.Servers() {
-			servers = append(servers, agent.ClaudeMCPServer{Name: s.Name, Status: string(s.State)})
+			st.servers = append(st.servers, agent.ClaudeMCPServer{Name: s.Name, Status: string(s.State)})
 		}
 	}
-	tools, err = selectTools(tools, *toolsFlag)
+	tools, err = selectTools(tools, *af.toolsFlag)
 	if err != nil {
+		st.close()
 		return fail(exitUsage, "%v", err)
 	}
 	cat, err := praxis.NewCatalog(tools...)
 	if err != nil {
+		st.close()
 		return fail(exitToolError, "%v", err)
 	}
-
-	system, err := agentSystemPrompt(ctx, eng, cat, *systemFile, *systemAppend)
+	system, err := agentSystemPrompt(ctx, eng, cat, *af.systemFile, *af.systemAppend)
 	if err != nil {
+		st.close()
 		return fail(exitUsage, "%s", fileProblem("", err))
 	}
-	var sink func(agent.Event)
-	switch format {
-	case "events":
-		sink = agent.JSONLines(io.out)
-	case "stream-json":
-		sink = agent.ClaudeStreamJSON(io.out, agent.ClaudeInit{Cwd: eng.Workspace().Dir(), MCPServers: servers})
-	case "json":
-		sink = agent.ClaudeJSON(io.out)
-	default:
-		sink = agent.TranscriptHandler(io.out)
-	}
-	cfg := agent.Config{
+	st.cfg = agent.Config{
 		Provider: prov, Model: modelName, Tools: cat, System: system,
-		MaxSteps: *maxSteps, Timeout: *timeout, MaxTokens: *maxTokens, Thinking: *thinking, Prices: prices,
-		OnEvent: sink, Logger: log,
+		MaxSteps: *af.maxSteps, Timeout: *af.timeout, MaxTokens: *af.maxTokens, Thinking: *af.thinking, Prices: prices,
+		Logger: st.log,
 	}
-	var (
-		out  agent.Outcome
-		code int
-	)
-	if interactive {
-		out, code = hf.converse(ctx, cfg, eng.Workspace().Dir(), tty, io, log)
-	} else {
-		out, code = hf.runHarnessed(ctx, cfg, task, eng.Workspace().Dir(), format, io, log)
-	}
-	if code >= 0 {
-		return code
-	}
-	if out.Err != nil {
-		log.Log(ctx, levelFor(out.StopReason), "agent run ended", "run", out.RunID, "stop_reason", out.StopReason, "err", out.Err)
-	}
-	return agentExit(out.StopReason)
+	return st, -1
 }
 
 func levelFor(stop agent.StopReason) slog.Level {

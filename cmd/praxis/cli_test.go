@@ -56,7 +56,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"tools", "--json=maybe"}, exitUsage, []string{"--json maybe", "true or false"}},
 		{[]string{"connect"}, exitUsage, []string{"needs one URL"}},
 		{[]string{"connect", "ftp://x", "--token", "T"}, exitUsage, []string{`"ftp://x" is not an http(s) URL`}},
-		{[]string{"sessions"}, exitUsage, []string{"needs list, show ID or replay ID"}},
+		{[]string{"sessions"}, exitUsage, []string{"needs list, show ID, replay ID or stats"}},
 		{[]string{"sessions", "drop", "x"}, exitUsage, []string{`no subcommand "drop"`}},
 		{[]string{"sessions", "show"}, exitUsage, []string{"show needs one session ID"}},
 		{[]string{"sessions", "show", "../x", "--json"}, exitUsage, []string{`"../x" is not a session ID`}},
@@ -93,6 +93,12 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"agent", "--provider", "scripted", "--script", "script.json", "--permissions", "none.json", "x"}, exitUsage, []string{"none.json does not exist"}},
 		{[]string{"agent", "--provider", "scripted", "--script", "a.txt", "x"}, exitUsage, []string{"--script a.txt is not valid JSON: at byte 1"}},
 		{[]string{"agent", "--provider", "scripted", "--script", "script.json", "--resume", "20990101-000000-aaaaaaaa"}, exitUsage, []string{"no session 20990101-000000-aaaaaaaa"}},
+		{[]string{"agent", "serve", "extra"}, exitUsage, []string{"takes no arguments"}},
+		{[]string{"agent", "serve", "--http=nonsense"}, exitUsage, []string{"--http nonsense", "HOST:PORT"}},
+		{[]string{"agent", "serve", "--provider", "scripted", "--script", "script.json", "--http=0.0.0.0:0"}, exitUsage, []string{"off loopback, requires a bearer token", "--token"}},
+		{[]string{"agent", "serve", "--provider", "scripted", "--script", "script.json", "--continue"}, exitUsage, []string{"--continue", "continued over HTTP"}},
+		{[]string{"agent", "serve", "--provider", "scripted", "--script", "script.json", "--ask", "bash"}, exitUsage, []string{"--ask needs a terminal"}},
+		{[]string{"agent", "serve", "--provider", "scripted"}, exitUsage, []string{"--provider scripted needs --script FILE"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := runPraxis(t, dir, "", tc.args...)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/agent/checkpoint"
 	"github.com/praxis-tools/praxis/agent/doomloop"
 	"github.com/praxis-tools/praxis/agent/hooks"
 	"github.com/praxis-tools/praxis/agent/journal"
@@ -86,7 +87,37 @@ type harnessFlags struct {
 	noJournal               bool
 	iterations              int
 	progress                string
+	git                     gitFlag
 }
+
+// gitFlag is --git: a boolean flag that may name a mode (stash,
+// allow-dirty).
+type gitFlag struct {
+	set  bool
+	mode checkpoint.Mode
+}
+
+func (f *gitFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return string(f.mode)
+}
+
+func (f *gitFlag) Set(v string) error {
+	if v == "false" {
+		f.set = false
+		return nil
+	}
+	m, err := checkpoint.ParseMode(v)
+	if err != nil {
+		return err
+	}
+	f.set, f.mode = true, m
+	return nil
+}
+
+func (f *gitFlag) IsBoolFlag() bool { return true }
 
 func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	hf := &harnessFlags{}
@@ -111,6 +142,7 @@ func addHarnessFlags(fs *flag.FlagSet) *harnessFlags {
 	fs.BoolVar(&hf.cont, "continue", false, "go on with the latest session of the workspace")
 	fs.BoolVar(&hf.noJournal, "no-journal", false, "do not write the session journal under .praxis/sessions/")
 	fs.IntVar(&hf.iterations, "iterations", 0, "run up to `N` sessions with fresh contexts, each doing one unit of work (needs --progress)")
+	fs.Var(&hf.git, "git", "work on branch praxis/<session> and commit after each step that changed files; refuses uncommitted changes unless --git=stash or --git=allow-dirty")
 	fs.StringVar(&hf.progress, "progress", "", "the progress `file` the sessions of --iterations read and update")
 	atLeast(fs, "max-gate-attempts", 1)
 	check(fs, "compact-at", func(_ string, v any) error {
@@ -410,66 +442,59 @@ func (hf *harnessFlags) session(ctx context.Context, cfg agent.Config, h *agent.
 			return fail(exitToolError, "the sessions directory: %v (or run with --no-journal)", err)
 		}
 	}
-	var w *journal.Writer
+	so := agent.SessionOptions{ID: cfg.RunID, Resume: hf.resuming(), Logger: log}
+	if !hf.noJournal {
+		so.Dir = dir
+	}
+	if hf.cont {
+		latest, err := journal.Latest(dir)
+		if err != nil {
+			return fail(exitUsage, "--continue: %v", err)
+		}
+		so.ID = latest
+	} else if hf.resume != "" {
+		so.ID = hf.resume
+	}
+	if hf.git.set {
+		if so.ID == "" {
+			so.ID = agent.NewRunID()
+		}
+		var repo *checkpoint.Repo
+		var err error
+		if so.Resume {
+			repo, err = checkpoint.Resume(ctx, h.Workspace, so.ID)
+		} else {
+			repo, err = checkpoint.Start(ctx, h.Workspace, so.ID, hf.git.mode, "")
+		}
+		switch {
+		case errors.Is(err, checkpoint.ErrNotRepo) || errors.Is(err, checkpoint.ErrDirty):
+			return fail(exitUsage, "--git: %v", err)
+		case err != nil:
+			return fail(exitToolError, "--git: %v", err)
+		}
+		hg := *h
+		hg.Checkpoint, hg.Branch = repo.Commit, repo.Branch
+		h = &hg
+		fmt.Fprintf(io.err, "praxis agent: checkpoints on branch %s\n", repo.Branch)
+	}
+	so.Started = func(id, path string) {
+		if path != "" {
+			fmt.Fprintf(io.err, "praxis agent: session %s (journal %s; go on with: praxis agent --resume %s)\n", id, relTo(h.Workspace, path), id)
+		} else {
+			fmt.Fprintf(io.err, "praxis agent: session %s (not journaled)\n", id)
+		}
+		if hf.sandbox != "" {
+			fmt.Fprintf(io.err, "praxis agent: sandbox: %s\n", hf.sandbox)
+		}
+	}
+	out, err := agent.RunSession(ctx, cfg, h, task, so)
 	switch {
-	case hf.resuming():
-		id := hf.resume
-		if hf.cont {
-			latest, err := journal.Latest(dir)
-			if err != nil {
-				return fail(exitUsage, "--continue: %v", err)
-			}
-			id = latest
-		}
-		jw, events, jl, err := agent.ResumeSession(dir, id)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fail(exitUsage, "there is no session %s in this workspace; \"praxis sessions list\" lists them", id)
-		}
-		if err != nil {
-			return fail(exitToolError, "cannot resume session %s: %v", id, err)
-		}
-		if jl.Torn != nil {
-			log.Warn("the journal's last line was cut short by a crash and is dropped", "session", id, "line", jl.Torn.Line, "bytes", jl.Torn.Bytes)
-		}
-		w, cfg.RunID = jw, id
-		h.Resume = events
-	case !hf.noJournal:
-		id := cfg.RunID
-		if id == "" {
-			id = agent.NewRunID()
-		}
-		jw, err := journal.Create(dir, id)
-		if err != nil {
-			return fail(exitToolError, "%v", err)
-		}
-		w, cfg.RunID = jw, id
-	default:
-		if cfg.RunID == "" {
-			cfg.RunID = agent.NewRunID()
-		}
-	}
-	if h.Hooks != nil {
-		r := *h.Hooks
-		r.Env = append(append([]string(nil), r.Env...), "PRAXIS_SESSION_ID="+cfg.RunID)
-		h.Hooks = &r
-	}
-	if w != nil {
-		defer w.Close()
-		cfg.OnEvent = agent.JournalSink(w, cfg.OnEvent, log)
-		h.TranscriptPath = w.Path()
-		fmt.Fprintf(io.err, "praxis agent: session %s (journal %s; go on with: praxis agent --resume %s)\n", cfg.RunID, relTo(h.Workspace, w.Path()), cfg.RunID)
-	} else {
-		fmt.Fprintf(io.err, "praxis agent: session %s (not journaled)\n", cfg.RunID)
-	}
-	if hf.sandbox != "" {
-		fmt.Fprintf(io.err, "praxis agent: sandbox: %s\n", hf.sandbox)
-	}
-	cfg.Harness = h
-	a, err := agent.New(cfg)
-	if err != nil {
+	case err != nil && so.Resume && errors.Is(err, fs.ErrNotExist):
+		return fail(exitUsage, "there is no session %s in this workspace; \"praxis sessions list\" lists them", so.ID)
+	case err != nil:
 		return fail(exitToolError, "%v", err)
 	}
-	return a.Run(ctx, task), -1
+	return out, -1
 }
 
 // insideWorkspace creates dir, a directory of the workspace ws, refusing

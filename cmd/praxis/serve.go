@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,6 +21,8 @@ import (
 type httpFlag struct {
 	set  bool
 	addr string
+	// def is the address of --http alone; empty for mcpserver's default.
+	def string
 }
 
 func (f *httpFlag) String() string {
@@ -33,7 +36,7 @@ func (f *httpFlag) Set(v string) error {
 	f.set = true
 	switch v {
 	case "", "true":
-		f.addr = mcpserver.DefaultHTTPAddr
+		f.addr = cmp.Or(f.def, mcpserver.DefaultHTTPAddr)
 	case "false":
 		f.set = false
 	default:

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,11 +19,12 @@ import (
 )
 
 func runSessions(ctx context.Context, args []string, io stdio) int {
-	fs := newFlagSet("sessions", "list | show ID | replay ID",
+	fs := newFlagSet("sessions", "list | show ID | replay ID | stats",
 		"Lists and reads the agent sessions journaled under the workspace's .praxis/sessions/.\n\n"+
 			"  list       the sessions, oldest first: ID, last change, events, how the last run ended, task\n"+
 			"  show ID    a session's summary and the integrity of its journal\n"+
-			"  replay ID  the session's transcript (--json: its events, one per line)\n\n"+
+			"  replay ID  the session's transcript (--json: its events, one per line)\n"+
+			"  stats      the harness metrics of every run, summed (compare harness configurations)\n\n"+
 			"ID \"latest\" names the most recent session. A journal with a corrupt line is read up to it;\n"+
 			"the command then names the line and exits 1.", io)
 	ef := addEngineFlags(fs)
@@ -38,12 +42,14 @@ func runSessions(ctx context.Context, args []string, io stdio) int {
 	switch {
 	case sub == "list" && len(pos) == 1:
 		return sessionsList(dir, *asJSON, io)
+	case sub == "stats" && len(pos) == 1:
+		return sessionsStats(dir, *asJSON, io)
 	case sub == "":
-		return badArgs(fs, io, "needs list, show ID or replay ID")
-	case sub != "show" && sub != "replay" && sub != "list":
-		return badArgs(fs, io, "has no subcommand %q (there are list, show ID and replay ID)", sub)
-	case sub == "list":
-		return badArgs(fs, io, "list takes no arguments, and was given %q", strings.Join(pos[1:], " "))
+		return badArgs(fs, io, "needs list, show ID, replay ID or stats")
+	case sub != "show" && sub != "replay" && sub != "list" && sub != "stats":
+		return badArgs(fs, io, "has no subcommand %q (there are list, show ID, replay ID and stats)", sub)
+	case sub == "list" || sub == "stats":
+		return badArgs(fs, io, "%s takes no arguments, and was given %q", sub, strings.Join(pos[1:], " "))
 	case len(pos) != 2:
 		return badArgs(fs, io, "%s needs one session ID (\"praxis sessions list\" lists them, \"latest\" is the last)", sub)
 	}
@@ -75,6 +81,77 @@ func runSessions(ctx context.Context, args []string, io stdio) int {
 		return fail(exitToolError, "%v", rerr)
 	}
 	return exitOK
+}
+
+// sessionsStats sums the metrics of the runs of every session in dir.
+func sessionsStats(dir string, asJSON bool, io stdio) int {
+	infos, err := journal.List(dir)
+	if err != nil {
+		fmt.Fprintf(io.err, "praxis sessions: %v\n", err)
+		return exitToolError
+	}
+	var st agent.Stats
+	bad := 0
+	for _, in := range infos {
+		events, _, err := agent.ReadSession(dir, in.ID)
+		if err != nil {
+			bad++
+		}
+		st.Sessions++
+		for _, ev := range events {
+			st.Add(ev)
+		}
+	}
+	st.Finish()
+	if asJSON {
+		enc := json.NewEncoder(io.out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	} else {
+		printStats(io.out, st)
+	}
+	if bad > 0 {
+		fmt.Fprintf(io.err, "praxis sessions: %d journals are corrupt; their runs up to the bad line are counted\n", bad)
+		return exitToolError
+	}
+	return exitOK
+}
+
+func printStats(w io.Writer, s agent.Stats) {
+	opt := func(p *float64, format string) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	fmt.Fprintf(w, "sessions              %d (%d runs with metrics)\n", s.Sessions, s.Runs)
+	var reasons []string
+	for r, n := range s.StopReasons {
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+	}
+	slices.Sort(reasons)
+	fmt.Fprintf(w, "stop reasons          %s\n", strings.Join(reasons, ", "))
+	fmt.Fprintf(w, "steps, tool calls     %d, %d\n", s.Steps, s.ToolCalls)
+	fmt.Fprintf(w, "to the first pass     %s steps, %s tool calls (mean over %d runs that passed)\n",
+		opt(s.MeanStepsToFirstPass, "%.1f"), opt(s.MeanToolCallsToFirstPass, "%.1f"), s.RunsPassed)
+	fmt.Fprintf(w, "gates                 %d of %d attempts passed (%s)\n", s.GatePasses, s.GateAttempts, opt(percent(s.GatePassRate), "%.0f%%"))
+	fmt.Fprintf(w, "changes               %d lines in %d files (%s lines per file)\n", s.LinesChanged, s.FilesChanged, opt(s.LinesPerFile, "%.1f"))
+	fmt.Fprintf(w, "edits in lines read   %d of %d (%s)\n", s.EditsInRead, s.Edits, opt(percent(s.EditsInReadShare), "%.0f%%"))
+	codes := slices.Sorted(maps.Keys(s.Errors))
+	for _, c := range codes {
+		e := s.Errors[c]
+		fmt.Fprintf(w, "error %-15s %d, %d retried successfully\n", c, e.Count, e.Recovered)
+	}
+	fmt.Fprintf(w, "time                  model %s, tools %s\n", time.Duration(s.ModelMS)*time.Millisecond, time.Duration(s.ToolMS)*time.Millisecond)
+	fmt.Fprintf(w, "cost                  %s\n", opt(s.CostUSD, "$%.4f"))
+}
+
+func percent(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p * 100
+	return &v
 }
 
 // sessionSummary is what list and show tell of a session.
