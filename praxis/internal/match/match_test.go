@@ -267,6 +267,8 @@ func BenchmarkLines(b *testing.B) {
 		ignoreCase    bool
 	}{
 		{"common", "err != nil", false},
+		{"main", "func main", false},
+		{"return", "return nil", false},
 		{"rare", "ExceedinglyRareToken", false},
 		{"regex", `func \w+\(ctx context\.Context`, false},
 		{"fold", "exceedinglyraretoken", true},
