@@ -9,6 +9,8 @@
 // the regular expression looks at the one line around it.
 package match
 
+//go:generate go run gen_rank.go
+
 import (
 	"bytes"
 	"fmt"

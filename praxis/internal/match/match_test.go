@@ -137,6 +137,64 @@ func TestPrefilterChoice(t *testing.T) {
 	}
 }
 
+// TestRarestByte checks which byte of a literal is searched for first: the
+// one rarest in source code, wherever it sits in the literal, and for a
+// case-insensitive literal the one whose two cases are rarest together.
+func TestRarestByte(t *testing.T) {
+	tests := []struct {
+		pattern    string
+		ignoreCase bool
+		want       byte
+	}{
+		{"func main", false, 'm'}, // not f, the first byte
+		{"err != nil", false, '!'},
+		{"return nil", false, 'u'},
+		{"ExceedinglyRareToken", false, 'k'},
+		{`context\.Context`, false, 'C'},
+		{"x := y", false, 'y'},
+		{`func \w+\(ctx context\.Context`, false, 'C'},
+		{"EXCEEDINGLY", true, 'y'},
+		{"zone", true, 'z'},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, tt.ignoreCase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got byte
+		switch {
+		case m.lit != nil:
+			got = m.lit[m.pivot]
+		case m.fold:
+			got = m.seg[m.pivot]
+		default:
+			t.Fatalf("%q: no prefilter", tt.pattern)
+		}
+		if got != tt.want {
+			t.Errorf("%q ignoreCase=%v: searches %q first, want %q", tt.pattern, tt.ignoreCase, got, tt.want)
+		}
+	}
+}
+
+// TestByteRank checks the generated table: a permutation of 0..255 that
+// ranks the bytes of source code in their known order.
+func TestByteRank(t *testing.T) {
+	seen := make(map[uint8]bool)
+	for _, r := range byteRank {
+		seen[r] = true
+	}
+	if len(seen) != 256 {
+		t.Fatalf("byteRank holds %d distinct ranks, want 256", len(seen))
+	}
+	// Each byte is rarer in source code than the next.
+	order := []byte{0x00, '~', 'Q', 'z', 'm', 'e', ' '}
+	for i := 1; i < len(order); i++ {
+		if byteRank[order[i-1]] >= byteRank[order[i]] {
+			t.Errorf("rank of %q is %d, not below %q's %d", order[i-1], byteRank[order[i-1]], order[i], byteRank[order[i]])
+		}
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	for _, p := range []string{"a(", "[z-a]", `\n`, "a\nb", `a[\n]b|c`, "x{2,1}"} {
 		if _, err := Compile(p, false, false); err == nil {
@@ -209,6 +267,8 @@ func BenchmarkLines(b *testing.B) {
 		ignoreCase    bool
 	}{
 		{"common", "err != nil", false},
+		{"main", "func main", false},
+		{"return", "return nil", false},
 		{"rare", "ExceedinglyRareToken", false},
 		{"regex", `func \w+\(ctx context\.Context`, false},
 		{"fold", "exceedinglyraretoken", true},
