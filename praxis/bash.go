@@ -167,14 +167,6 @@ func isDone(p *sandbox.Process) bool {
 	}
 }
 
-func (e *Engine) shellTools() []Tool {
-	return []Tool{
-		NewTool("bash", describe("bash"), Annotations{Destructive: true, OpenWorld: true}, e.bash),
-		NewTool("job_output", describe("job_output"), Annotations{ReadOnly: true}, e.jobOutput),
-		NewTool("job_kill", describe("job_kill"), Annotations{Destructive: true, Idempotent: true}, e.jobKill),
-	}
-}
-
 type bashArgs struct {
 	Command    string            `json:"command" minLength:"1" jsonschema:"The command, run by bash -c."`
 	Cwd        string            `json:"cwd,omitempty" jsonschema:"Working directory, relative to the workspace root or absolute inside it. Default: the workspace root."`

@@ -11,10 +11,6 @@ import (
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
-func (e *Engine) editTool() Tool {
-	return NewTool("edit_file", describe("edit_file"), Annotations{Destructive: true}, e.editFile)
-}
-
 type editOp struct {
 	Op       string  `json:"op" enum:"replace_line,insert_after,insert_before,delete_line,replace_range,delete_range,append,prepend"`
 	Tag      *string `json:"tag,omitempty" jsonschema:"Anchor of the line: TAG or LINE:TAG, as read_file shows it."`

@@ -16,15 +16,6 @@ import (
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
-func (e *Engine) fileTools() []Tool {
-	return []Tool{
-		NewTool("read_file", describe("read_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readFile),
-		NewTool("write_file", describe("write_file"), Annotations{Destructive: true, Idempotent: true}, e.writeFile),
-		NewTool("list_dir", describe("list_dir"), Annotations{ReadOnly: true, Idempotent: true}, e.listDir),
-		e.editTool(),
-	}
-}
-
 // loadText reads rel as text: it must be a regular file within the size
 // limit, hold no NUL byte in its first 8 KiB and be valid UTF-8.
 func (e *Engine) loadText(rel string) (*hashline.Doc, fs.FileInfo, error) {

@@ -30,16 +30,6 @@ const (
 // memoryKeyRule is what E_INVALID_ARGS says of a bad key.
 const memoryKeyRule = "a key is 1-64 characters of A-Z a-z 0-9 _ -, with / between topic parts (notes/build, not /notes, notes/ or notes//build)"
 
-func (e *Engine) memoryTools() []Tool {
-	return []Tool{
-		NewTool("write_memory", describe("write_memory"), Annotations{Destructive: true}, e.writeMemory),
-		NewTool("read_memory", describe("read_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.readMemory),
-		NewTool("list_memory", describe("list_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.listMemory),
-		NewTool("search_memory", describe("search_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.searchMemory),
-		NewTool("delete_memory", describe("delete_memory"), Annotations{Destructive: true, Idempotent: true}, e.deleteMemory),
-	}
-}
-
 // MemoryNote describes one note of the engine's memory store.
 type MemoryNote struct {
 	Key       string    `json:"key"`

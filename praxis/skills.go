@@ -37,14 +37,6 @@ func newSkills(opts Options, ws *Workspace) *skills.Catalog {
 // sees changes on disk.
 func (e *Engine) Skills() *skills.Catalog { return e.skills }
 
-func (e *Engine) skillTools() []Tool {
-	return []Tool{
-		NewTool("list_skills", describe("list_skills"), Annotations{ReadOnly: true, Idempotent: true}, e.listSkills),
-		NewTool("load_skill", describe("load_skill"), Annotations{ReadOnly: true, Idempotent: true}, e.loadSkill),
-		NewTool("read_skill_file", describe("read_skill_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readSkillFile),
-	}
-}
-
 type skillEntry struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
