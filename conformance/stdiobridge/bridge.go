@@ -16,8 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/procgroup"
 )
 
 const (
@@ -215,7 +216,7 @@ func (b *bridge) start() (*session, error) {
 
 	cmd := exec.Command(b.command[0], b.command[1:]...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -427,7 +428,7 @@ func (s *session) terminate() {
 		return
 	case <-time.After(killGrace):
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	procgroup.Kill(s.cmd)
 	<-s.exited
 }
 
