@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // Anthropic defaults.
@@ -320,9 +322,9 @@ func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stre
 			out.StopReason, out.Usage, stopped = r.StopReason, anthropicToUsage(r.Usage), true
 			return nil
 		}
-		return readSSE(ctx, body, func(ev sseEvent) error {
+		return readSSE(ctx, body, func(ev sse.Event) error {
 			var e anthropicEvent
-			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			if err := json.Unmarshal(ev.Data, &e); err != nil {
 				return a.streamError(fmt.Sprintf("undecodable %s event: %v", ev.Event, err))
 			}
 			switch e.Type {

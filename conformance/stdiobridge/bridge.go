@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/praxis-tools/praxis/internal/procgroup"
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 const (
@@ -493,11 +494,13 @@ func serveSSE(w http.ResponseWriter, r *http.Request, st *stream) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
+	bw := bufio.NewWriter(w)
 	for {
 		msgs, done := st.take()
 		for _, m := range msgs {
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+			sse.Write(bw, sse.Event{Event: "message", Data: m})
 		}
+		bw.Flush()
 		if len(msgs) > 0 {
 			if err := rc.Flush(); err != nil {
 				return
