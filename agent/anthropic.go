@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -386,7 +387,7 @@ func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stre
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if _, ok := err.(*APIError); !ok {
+		if _, ok := errors.AsType[*APIError](err); !ok {
 			err = a.streamError(err.Error())
 		}
 		return nil, withUsage(err, out.Usage)

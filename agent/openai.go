@@ -362,7 +362,7 @@ func (o *OpenAI) complete(ctx context.Context, e endpoint, req *Request, stream 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if _, ok := err.(*APIError); !ok {
+		if _, ok := errors.AsType[*APIError](err); !ok {
 			err = o.streamError(err.Error())
 		}
 		return nil, withUsage(err, out.Usage)
