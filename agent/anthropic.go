@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // Anthropic defaults.
@@ -321,9 +324,9 @@ func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stre
 			out.StopReason, out.Usage, stopped = r.StopReason, anthropicToUsage(r.Usage), true
 			return nil
 		}
-		return readSSE(ctx, body, func(ev sseEvent) error {
+		return readSSE(ctx, body, func(ev sse.Event) error {
 			var e anthropicEvent
-			if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			if err := json.Unmarshal(ev.Data, &e); err != nil {
 				return a.streamError(fmt.Sprintf("undecodable %s event: %v", ev.Event, err))
 			}
 			switch e.Type {
@@ -388,7 +391,7 @@ func (a *Anthropic) complete(ctx context.Context, e endpoint, req *Request, stre
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if _, ok := err.(*APIError); !ok {
+		if _, ok := errors.AsType[*APIError](err); !ok {
 			err = a.streamError(err.Error())
 		}
 		return nil, withUsage(err, out.Usage)

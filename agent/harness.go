@@ -633,7 +633,7 @@ func (r *run) afterStep(ctx context.Context, step int, more bool) (next bool, st
 			return false, StopMaxTokens, fmt.Errorf("the run used %d tokens, reaching the budget of %d", used, h.MaxTokens)
 		}
 		if h.MaxCost > 0 && r.cost >= h.MaxCost {
-			return false, StopMaxCost, fmt.Errorf("the run cost $%.4f, reaching the budget of $%.4f (--max-cost)", r.cost, h.MaxCost)
+			return false, StopMaxCost, fmt.Errorf("the run cost $%.4f, reaching the budget of $%.4f", r.cost, h.MaxCost)
 		}
 		return true, "", nil
 	}

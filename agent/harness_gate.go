@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/praxis-tools/praxis/internal/procgroup"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -65,7 +66,7 @@ func (r *run) runGate(ctx context.Context, command string) GateResult {
 	cmd := exec.CommandContext(gctx, "sh", "-c", command)
 	cmd.Dir = h.Workspace
 	cmd.Stdout, cmd.Stderr = &out, &out
-	gateGroup(cmd)
+	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	text := out.String()

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // maxErrorBody bounds the bytes of an error response read for its message.
@@ -88,59 +89,26 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// sseEvent is one server-sent event.
-type sseEvent struct {
-	Event string
-	Data  string
-}
-
 // readSSE reads server-sent events from r and passes each to fn until the
 // stream ends, fn returns an error, or ctx is done. Comment lines and
 // fields other than event and data are ignored.
-func readSSE(ctx context.Context, r io.Reader, fn func(sseEvent) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var ev sseEvent
-	var data []string
-	dispatch := func() error {
-		if len(data) == 0 && ev.Event == "" {
+func readSSE(ctx context.Context, r io.Reader, fn func(sse.Event) error) error {
+	sr := sse.NewReader(r, 16<<20)
+	for {
+		ev, err := sr.Next()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		ev.Data = strings.Join(data, "\n")
-		err := fn(ev)
-		ev, data = sseEvent{}, nil
-		return err
-	}
-	for sc.Scan() {
-		if err := ctx.Err(); err != nil {
+		if err != nil {
 			return err
 		}
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if line == "" {
-			if err := dispatch(); err != nil {
-				return err
-			}
-			continue
-		}
-		if strings.HasPrefix(line, ":") {
-			continue
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			ev.Event = value
-		case "data":
-			data = append(data, value)
+		if err := fn(ev); err != nil {
+			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return err
-	}
-	return dispatch()
 }
 
 // errStreamEnded is a stream that stopped before its final event.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // OpenAI defaults.
@@ -347,13 +350,13 @@ func (o *OpenAI) complete(ctx context.Context, e endpoint, req *Request, stream 
 			done = true
 			return chunk(c, true)
 		}
-		return readSSE(ctx, body, func(ev sseEvent) error {
-			if strings.TrimSpace(ev.Data) == "[DONE]" {
+		return readSSE(ctx, body, func(ev sse.Event) error {
+			if string(bytes.TrimSpace(ev.Data)) == "[DONE]" {
 				done = true
 				return nil
 			}
 			var c openaiChunk
-			if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+			if err := json.Unmarshal(ev.Data, &c); err != nil {
 				return o.streamError(fmt.Sprintf("undecodable chunk: %v", err))
 			}
 			return chunk(c, false)
@@ -363,7 +366,7 @@ func (o *OpenAI) complete(ctx context.Context, e endpoint, req *Request, stream 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if _, ok := err.(*APIError); !ok {
+		if _, ok := errors.AsType[*APIError](err); !ok {
 			err = o.streamError(err.Error())
 		}
 		return nil, withUsage(err, out.Usage)

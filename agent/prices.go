@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -89,7 +90,7 @@ func (p Prices) ApplyConfig(data []byte) error {
 	var file struct {
 		Prices map[string]map[string]float64 `yaml:"prices"`
 	}
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&file); err != nil && err != io.EOF {
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&file); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	for model, fields := range file.Prices {

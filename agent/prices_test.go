@@ -126,7 +126,7 @@ func TestCostAndMaxCost(t *testing.T) {
 	t.Run("max cost", func(t *testing.T) {
 		out, events := runScript(t, context.Background(), Config{Model: "claude-sonnet-4-5", Harness: &Harness{MaxCost: 0.8}}, turns, echoTool())
 		last := events[len(events)-1]
-		if out.StopReason != StopMaxCost || out.Steps != 2 || !strings.Contains(out.Err.Error(), "--max-cost") || last.StopReason != StopMaxCost {
+		if out.StopReason != StopMaxCost || out.Steps != 2 || !strings.Contains(out.Err.Error(), "reaching the budget of $0.8000") || strings.Contains(out.Err.Error(), "--") || last.StopReason != StopMaxCost {
 			t.Errorf("outcome %+v", out)
 		}
 		if events[0].Controls == nil || events[0].Controls.MaxCostUSD != 0.8 {

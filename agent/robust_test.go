@@ -13,9 +13,9 @@ import (
 	"github.com/praxis-tools/praxis/praxis"
 )
 
-// sse renders server-sent events: each pair is an event name ("" for
+// sseStream renders server-sent events: each pair is an event name ("" for
 // none) and its data.
-func sse(pairs ...string) string {
+func sseStream(pairs ...string) string {
 	var b strings.Builder
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i] != "" {
@@ -29,7 +29,7 @@ func sse(pairs ...string) string {
 // anthropicCallReply is a streamed Anthropic reply calling tool with the
 // raw argument text args.
 func anthropicCallReply(id, tool, args string) string {
-	return sse(
+	return sseStream(
 		"message_start", `{"type":"message_start","message":{"usage":{"input_tokens":100,"cache_read_input_tokens":40,"cache_creation_input_tokens":10,"output_tokens":1}}}`,
 		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"`+id+`","name":"`+tool+`","input":{}}}`,
 		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":`+jsonOf(args)+`}}`,
@@ -41,7 +41,7 @@ func anthropicCallReply(id, tool, args string) string {
 
 // anthropicText is a streamed Anthropic reply of text only.
 func anthropicText(text string) string {
-	return sse(
+	return sseStream(
 		"message_start", `{"type":"message_start","message":{"usage":{"input_tokens":200,"output_tokens":1}}}`,
 		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
 		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+jsonOf(text)+`}}`,
@@ -54,7 +54,7 @@ func anthropicText(text string) string {
 // openaiCallReply is a streamed OpenAI reply calling tool with the raw
 // argument text args.
 func openaiCallReply(id, tool, args string) string {
-	return sse(
+	return sseStream(
 		"", `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"`+id+`","type":"function","function":{"name":"`+tool+`","arguments":""}}]}}]}`,
 		"", `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":`+jsonOf(args)+`}}]}}]}`,
 		"", `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
@@ -64,7 +64,7 @@ func openaiCallReply(id, tool, args string) string {
 }
 
 func openaiText(text string) string {
-	return sse(
+	return sseStream(
 		"", `{"choices":[{"index":0,"delta":{"content":`+jsonOf(text)+`}}]}`,
 		"", `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 		"", `{"choices":[],"usage":{"prompt_tokens":200,"completion_tokens":5}}`,
@@ -413,7 +413,7 @@ func TestAnthropicCacheBreakpoints(t *testing.T) {
 // streams as reasoning, and goes back unchanged, signature and redacted
 // blocks included, on the next request.
 func TestAnthropicThinking(t *testing.T) {
-	first := sse(
+	first := sseStream(
 		"message_start", `{"type":"message_start","message":{"usage":{"input_tokens":100,"output_tokens":1}}}`,
 		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
 		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user wants "}}`,
@@ -468,7 +468,7 @@ func TestAnthropicThinking(t *testing.T) {
 // to max_tokens for servers that refuse it), reasoning_effort, and
 // reasoning text streamed by compatible servers.
 func TestOpenAIRequestFields(t *testing.T) {
-	reasoning := sse(
+	reasoning := sseStream(
 		"", `{"choices":[{"index":0,"delta":{"reasoning_content":"Think "}}]}`,
 		"", `{"choices":[{"index":0,"delta":{"reasoning":"twice."}}]}`,
 		"", `{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`,

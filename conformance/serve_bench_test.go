@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -41,7 +42,7 @@ func (c *stdioClient) call(b *testing.B, method, params string) int {
 	want := fmt.Sprintf(`"id":%d,`, c.id)
 	for {
 		line, err := c.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			// A large response: keep what the buffer holds, read the
 			// rest, and judge it whole.
 			line = append([]byte(nil), line...)

@@ -28,6 +28,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/praxis-tools/praxis/internal/procgroup"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -243,7 +244,7 @@ func (s *remote) connectLocked(ctx context.Context) error {
 				cmd := exec.Command(command, args...)
 				cmd.Env = append(os.Environ(), env...)
 				cmd.Dir = s.cfg.Cwd
-				ownProcessGroup(cmd)
+				procgroup.Own(cmd)
 				proc = cmd
 				return cmd, nil
 			}),
@@ -272,7 +273,7 @@ func (s *remote) connectLocked(ctx context.Context) error {
 	c := client.NewClient(tr, client.WithDiscoverTimeout(min(5*time.Second, s.cfg.Timeout)))
 	fail := func(what string, err error) error {
 		_ = c.Close()
-		killProcessGroup(proc)
+		procgroup.Kill(proc)
 		if ctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s", s.cfg.Timeout)
 		}
@@ -314,7 +315,7 @@ func (s *remote) disconnectLocked() error {
 		return nil
 	}
 	err := s.c.Close()
-	killProcessGroup(s.proc)
+	procgroup.Kill(s.proc)
 	s.c, s.proc = nil, nil
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,7 +39,7 @@ func benchStdio(b *testing.B, s *Server) func(line string) []byte {
 			if err == nil {
 				return buf
 			}
-			if err != bufio.ErrBufferFull {
+			if !errors.Is(err, bufio.ErrBufferFull) {
 				b.Fatal(err)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // ForwardOptions configure Forward.
@@ -288,26 +289,15 @@ func (f *forwarder) relay(data []byte, env *envelope) {
 
 // relayEvents relays the messages of an event stream.
 func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), f.opts.MaxMessageBytes+64)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if len(data) > 0 {
-				f.relay(data, env)
-				data = data[:0]
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+	sr := sse.NewReader(r, f.opts.MaxMessageBytes+64)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			return
 		}
-	}
-	if len(data) > 0 {
-		f.relay(data, env)
+		if len(ev.Data) > 0 {
+			f.relay(ev.Data, env)
+		}
 	}
 }
 

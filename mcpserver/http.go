@@ -42,7 +42,7 @@ const (
 
 // ErrTokenRequired is returned when HTTP would be served on a non-loopback
 // address without a bearer token.
-var ErrTokenRequired = errors.New("serving HTTP on a non-loopback address requires a bearer token (--token or PRAXIS_TOKEN)")
+var ErrTokenRequired = errors.New("serving HTTP on a non-loopback address requires a bearer token")
 
 // HTTPOptions configure the streamable HTTP transport.
 type HTTPOptions struct {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // DefaultReplayBytes is the default size of a session's event store: the
@@ -326,14 +328,12 @@ func (w *eventWriter) lost() { w.goneMu.Do(func() { close(w.gone) }) }
 // event writes one event and flushes it. An event without data only sets
 // the client's last event ID.
 func (w *eventWriter) event(id string, data []byte) error {
-	w.bw.WriteString("id: ")
-	w.bw.WriteString(id)
-	if data == nil {
-		w.bw.WriteString("\ndata: \n\n")
-	} else {
-		w.bw.WriteString("\nevent: message\ndata: ")
-		w.bw.Write(data)
-		w.bw.WriteString("\n\n")
+	ev := sse.Event{ID: id, Data: data}
+	if data != nil {
+		ev.Event = "message"
+	}
+	if err := sse.Write(w.bw, ev); err != nil {
+		return err
 	}
 	if err := w.bw.Flush(); err != nil {
 		return err
@@ -342,9 +342,9 @@ func (w *eventWriter) event(id string, data []byte) error {
 }
 
 func (w *eventWriter) comment(text string) error {
-	w.bw.WriteString(": ")
-	w.bw.WriteString(text)
-	w.bw.WriteString("\n\n")
+	if err := sse.Comment(w.bw, text); err != nil {
+		return err
+	}
 	if err := w.bw.Flush(); err != nil {
 		return err
 	}

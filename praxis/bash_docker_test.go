@@ -31,7 +31,7 @@ func withDocker(t *testing.T, edit func(*sandbox.Policy)) func(*Options) {
 // with workspace dir.
 func workspaceContainers(t *testing.T, dir string) []string {
 	t.Helper()
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -550,7 +550,7 @@ func readRegular(root *os.Root, rel string, max int64) ([]byte, error) {
 		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return data, nil
 		}
 		if err != nil {

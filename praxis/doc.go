@@ -14,26 +14,37 @@
 //
 // # Map of the package
 //
-//	doc.go          this map
-//	engine.go       Options, Engine: opening a workspace, building the catalog
-//	tool.go         Tool, Result, Annotations, NewTool, progress reports
-//	schema.go       schemas from Go types (struct tags) and argument validation
-//	catalog.go      Catalog: tools by name, validation, panics as E_INTERNAL
-//	errors.go       the E_* codes and *Error, the one error contract
-//	describe.go     the embedded *.md descriptions, one per tool
-//	workspace.go    Workspace: confinement through os.Root, atomic writes
-//	history.go      earlier versions, so anchors survive the engine's own edits
-//	files.go        read_file, write_file, list_dir
-//	edit.go         edit_file: arguments, anchors, applying ops in memory
-//	edit_commit.go  edit_file: writing a batch all or nothing, its result text
-//	search.go       what glob and grep share: directories, walk options
-//	glob.go, grep.go
-//	bash.go         bash, job_output, job_kill, the shell and its jobs
-//	memory.go       write_memory, read_memory, list_memory, search_memory,
-//	                delete_memory, and the store's lock (memory_lock_*.go)
-//	skills.go       list_skills, load_skill, read_skill_file
-//	*.md            each tool's description, named after the tool
-//	testdata/golden one transcript per tool call: workspace, call, exact result
+//	doc.go             this map
+//	engine.go          Options, Engine: opening a workspace; the catalog, one
+//	                   line per built-in tool (Engine.tools)
+//	tool.go            Tool, Result, Annotations, NewTool, progress reports
+//	schema.go          schemas from Go types (struct tags) and argument validation
+//	catalog.go         Catalog: tools by name, validation, panics as E_INTERNAL
+//	errors.go          the E_* codes and *Error, the one error contract
+//	describe.go        the embedded *.md descriptions, one per tool
+//
+// One file per tool, named after it, its description beside it (read_file.go
+// and read_file.md):
+//
+//	read_file.go  write_file.go  list_dir.go  edit_file.go
+//	glob.go  grep.go
+//	bash.go  job_output.go  job_kill.go
+//	write_memory.go  read_memory.go  list_memory.go  search_memory.go  delete_memory.go
+//	list_skills.go  load_skill.go  read_skill_file.go
+//
+// What tools share, in files named for the job:
+//
+//	workspace.go       Workspace: confinement through os.Root, atomic writes
+//	text.go            loading a file as text for hashline (read_file, edit_file)
+//	protect.go         protected files and the engine's state: what may be written
+//	commit.go          writing a batch of files all or nothing, under one lock
+//	history.go         earlier versions, so anchors survive the engine's own edits
+//	search.go          what glob and grep share: directories, walk options
+//	jobs.go            the shell behind bash, its background jobs and their reports
+//	memory_store.go    the memory notes' store: keys, files, limits, its committer
+//	skills.go          the engine's skills catalog and its errors
+//	*.md               each tool's description, named after the tool
+//	testdata/golden    one transcript per tool call: workspace, call, exact result
 //
 // Subpackages: hashline (tags, rendering, anchors, applying edits to
 // bytes; no I/O) and internal/walk, internal/match (the searches' walker

@@ -3,7 +3,6 @@ package praxis
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/praxis-tools/praxis/sandbox"
 	"github.com/praxis-tools/praxis/skills"
@@ -127,19 +126,37 @@ func New(opts Options) (*Engine, error) {
 		ws.Close()
 		return nil, err
 	}
-	e.catalog, err = NewCatalog(slices.Concat(
-		e.fileTools(),
-		e.skillTools(),
-		e.shellTools(),
-		e.searchTools(),
-		e.memoryTools(),
-	)...)
+	e.catalog, err = NewCatalog(e.tools()...)
 	if err != nil {
 		e.shell.close()
 		ws.Close()
 		return nil, fmt.Errorf("building the catalog: %w", err)
 	}
 	return e, nil
+}
+
+// tools is the catalog of built-in tools, one line each: the tool's name,
+// its description (name.md), its annotations and its handler (name.go).
+func (e *Engine) tools() []Tool {
+	return []Tool{
+		NewTool("read_file", describe("read_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readFile),
+		NewTool("write_file", describe("write_file"), Annotations{Destructive: true, Idempotent: true}, e.writeFile),
+		NewTool("list_dir", describe("list_dir"), Annotations{ReadOnly: true, Idempotent: true}, e.listDir),
+		NewTool("edit_file", describe("edit_file"), Annotations{Destructive: true}, e.editFile),
+		NewTool("list_skills", describe("list_skills"), Annotations{ReadOnly: true, Idempotent: true}, e.listSkills),
+		NewTool("load_skill", describe("load_skill"), Annotations{ReadOnly: true, Idempotent: true}, e.loadSkill),
+		NewTool("read_skill_file", describe("read_skill_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readSkillFile),
+		NewTool("bash", describe("bash"), Annotations{Destructive: true, OpenWorld: true}, e.bash),
+		NewTool("job_output", describe("job_output"), Annotations{ReadOnly: true}, e.jobOutput),
+		NewTool("job_kill", describe("job_kill"), Annotations{Destructive: true, Idempotent: true}, e.jobKill),
+		NewTool("glob", describe("glob"), Annotations{ReadOnly: true, Idempotent: true}, e.glob),
+		NewTool("grep", describe("grep"), Annotations{ReadOnly: true, Idempotent: true}, e.grep),
+		NewTool("write_memory", describe("write_memory"), Annotations{Destructive: true}, e.writeMemory),
+		NewTool("read_memory", describe("read_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.readMemory),
+		NewTool("list_memory", describe("list_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.listMemory),
+		NewTool("search_memory", describe("search_memory"), Annotations{ReadOnly: true, Idempotent: true}, e.searchMemory),
+		NewTool("delete_memory", describe("delete_memory"), Annotations{Destructive: true, Idempotent: true}, e.deleteMemory),
+	}
 }
 
 // Catalog returns the engine's tools.

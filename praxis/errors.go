@@ -90,3 +90,11 @@ func ErrorResult(err error) Result {
 	}
 	return Result{Text: pe.Text(), IsError: true, Code: pe.Code}
 }
+
+func prefixError(err error, prefix string) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return &Error{Code: pe.Code, Msg: prefix + pe.Msg, Detail: pe.Detail}
+	}
+	return err
+}

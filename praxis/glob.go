@@ -13,10 +13,6 @@ import (
 	"github.com/praxis-tools/praxis/praxis/internal/walk"
 )
 
-func (e *Engine) globTool() Tool {
-	return NewTool("glob", describe("glob"), Annotations{ReadOnly: true, Idempotent: true}, e.glob)
-}
-
 type globArgs struct {
 	Pattern       string `json:"pattern" minLength:"1" jsonschema:"Doublestar pattern matched against paths relative to path, e.g. **/*.go or src/**/*_test.{ts,tsx}."`
 	Path          string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."`

@@ -20,10 +20,6 @@ import (
 
 const grepProgressEvery = 1000 // files searched between progress reports
 
-func (e *Engine) grepTool() Tool {
-	return NewTool("grep", describe("grep"), Annotations{ReadOnly: true, Idempotent: true}, e.grep)
-}
-
 type grepArgs struct {
 	Pattern       string `json:"pattern" minLength:"1" jsonschema:"Regular expression (Go RE2 syntax), or plain text with literal."`
 	Path          string `json:"path,omitempty" jsonschema:"File or directory to search, relative to the workspace root or absolute inside it. Default: the workspace root."`

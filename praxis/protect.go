@@ -135,3 +135,35 @@ func insideDir(target, root string, dir fs.FileInfo) bool {
 	}
 	return false
 }
+
+// checkWritable refuses writes to the engine's state directory and to
+// protected files, whatever path reaches them (see checkProtected). Every
+// file the workspace's committer writes, and every target of a recovered
+// intent record, passes it.
+func (e *Engine) checkWritable(rel string) error {
+	if rel == StateDir || strings.HasPrefix(rel, StateDir+"/") {
+		return Errorf(EPolicy, "%s is in %s, the engine's own state: the file tools may not change it", rel, StateDir)
+	}
+	return e.checkProtected(e.ws.real, rel)
+}
+
+// writeTarget resolves a caller's path to the file a write replaces:
+// inside the workspace, neither the engine's state nor protected (see
+// checkWritable), with symlinks followed.
+func (e *Engine) writeTarget(p string) (string, error) {
+	rel, err := e.ws.Rel(p)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", Errorf(EIsDir, "%s is the workspace root, a directory", p)
+	}
+	target, err := e.ws.resolveLinks(rel)
+	if err != nil {
+		return "", err
+	}
+	if err := e.checkWritable(target); err != nil {
+		return "", err
+	}
+	return target, nil
+}

@@ -10,11 +10,6 @@ import (
 	"github.com/praxis-tools/praxis/praxis/internal/walk"
 )
 
-// searchTools are glob and grep.
-func (e *Engine) searchTools() []Tool {
-	return []Tool{e.globTool(), e.grepTool()}
-}
-
 // searchDir resolves a caller's directory argument for a search: the
 // workspace-relative path, and whether it names a directory (a file is
 // searched on its own).

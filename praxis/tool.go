@@ -187,3 +187,6 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 		fn(progress, total, message)
 	}
 }
+
+// noArgs are the arguments of a tool that takes none.
+type noArgs struct{}

@@ -162,7 +162,7 @@ func (w *Workspace) ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error)
 		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return data, fi, nil
 		}
 		if err != nil {

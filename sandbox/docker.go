@@ -127,7 +127,7 @@ func newDocker(p Policy) (*docker, error) {
 // environment's DOCKER_HOST, else the local socket) with API-version
 // negotiation, and the address it talks to.
 func dockerClient(host string) (*client.Client, string, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	opts := []client.Opt{client.FromEnv}
 	if host == "" {
 		host = os.Getenv(client.EnvOverrideHost)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/procgroup"
 )
 
 // Input is the JSON object a hook reads on stdin. Which fields are set
@@ -301,7 +303,7 @@ func (r *Runner) exec(ctx context.Context, c Command, stdin []byte) Report {
 	cmd.Env = append(os.Environ(), r.Env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	inGroup(cmd)
+	procgroup.KillOnCancel(cmd)
 	// Pipes held open by a stray grandchild must not hold the run.
 	cmd.WaitDelay = time.Second
 
@@ -310,7 +312,7 @@ func (r *Runner) exec(ctx context.Context, c Command, stdin []byte) Report {
 	rep.Duration = time.Since(start)
 	if cmd.Process != nil {
 		// Whatever the command left running in its group goes with it.
-		killGroup(cmd)
+		procgroup.Kill(cmd)
 	}
 	rep.Stdout, rep.Stderr = stdout.String(), stderr.String()
 	var exit *exec.ExitError

@@ -324,16 +324,16 @@ func read(f *os.File, id string) (*Log, error) {
 	var off int64
 	for line := 1; ; line++ {
 		b, err := readLine(br)
-		if len(b) == 0 && err == io.EOF {
+		if len(b) == 0 && errors.Is(err, io.EOF) {
 			return log, nil
 		}
 		if err == errLong {
 			return log, &CorruptError{Path: f.Name(), Line: line, Offset: off, Reason: fmt.Sprintf("longer than %d bytes", MaxLine)}
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return log, fmt.Errorf("journal %s: %w", f.Name(), err)
 		}
-		if err == io.EOF { // no newline: the write was cut short
+		if errors.Is(err, io.EOF) { // no newline: the write was cut short
 			log.Torn = &Torn{Line: line, Offset: off, Bytes: len(b)}
 			return log, nil
 		}
@@ -360,7 +360,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if len(out) > MaxLine {
 			return nil, errLong
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		return out, err

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"mime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 // formatOf reads the stream format a request asks for: the format query
@@ -102,8 +104,10 @@ func (s *Service) stream(w http.ResponseWriter, r *http.Request, ss *session, f 
 		h.Set("X-Vercel-AI-UI-Message-Stream", "v1")
 	}
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, "retry: %d\n\n", s.opts.Retry.Milliseconds())
+	bw := bufio.NewWriter(w)
+	_ = sse.Retry(bw, s.opts.Retry)
 	flush := func() {
+		_ = bw.Flush()
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -115,22 +119,15 @@ func (s *Service) stream(w http.ResponseWriter, r *http.Request, ss *session, f 
 			if i < from {
 				continue
 			}
-			var b strings.Builder
+			ev := sse.Event{Event: fr.event, Data: []byte(fr.data)}
 			switch {
 			case id == 0:
 			case i == len(frames)-1:
-				fmt.Fprintf(&b, "id: %d\n", id)
+				ev.ID = strconv.FormatInt(id, 10)
 			default:
-				fmt.Fprintf(&b, "id: %d.%d\n", id, i+1)
+				ev.ID = strconv.FormatInt(id, 10) + "." + strconv.Itoa(i+1)
 			}
-			if fr.event != "" {
-				fmt.Fprintf(&b, "event: %s\n", fr.event)
-			}
-			for line := range strings.SplitSeq(fr.data, "\n") {
-				fmt.Fprintf(&b, "data: %s\n", line)
-			}
-			b.WriteString("\n")
-			_, _ = w.Write([]byte(b.String()))
+			_ = sse.Write(bw, ev)
 		}
 	}
 
@@ -206,7 +203,7 @@ func (s *Service) stream(w http.ResponseWriter, r *http.Request, ss *session, f 
 		select {
 		case <-changed:
 		case <-keep.C:
-			_, _ = w.Write([]byte(": keep-alive\n\n"))
+			_ = sse.Comment(bw, "keep-alive")
 			flush()
 		case <-r.Context().Done():
 			return

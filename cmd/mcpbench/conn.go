@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 const protocolVersion = "2025-06-18"
@@ -219,31 +221,19 @@ func (h *httpConn) call(ctx context.Context, method string, params json.RawMessa
 
 // readSSE reads events until the response with the wanted ID.
 func readSSE(body io.Reader, want string) ([]byte, time.Time, error) {
-	r := bufio.NewReaderSize(body, 64<<10)
-	var data []byte
+	r := sse.NewReader(body, 1<<30)
 	for {
-		line, err := r.ReadBytes('\n')
+		ev, err := r.Next()
 		if err != nil {
 			return nil, time.Now(), fmt.Errorf("SSE stream ended before the response: %w", err)
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0: // end of event
-			if len(data) == 0 {
-				continue
-			}
-			done := time.Now()
-			var env envelope
-			if err := json.Unmarshal(data, &env); err == nil && env.Method == "" && string(bytes.TrimSpace(env.ID)) == want {
-				return data, done, nil
-			}
-			data = nil
-		case bytes.HasPrefix(line, []byte("data:")):
-			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, d...)
+		if len(ev.Data) == 0 {
+			continue
+		}
+		done := time.Now()
+		var env envelope
+		if err := json.Unmarshal(ev.Data, &env); err == nil && env.Method == "" && string(bytes.TrimSpace(env.ID)) == want {
+			return ev.Data, done, nil
 		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/procgroup"
 )
 
 // result is what one mcpbench run measured. Durations are in
@@ -87,7 +89,7 @@ func spawn(c config, stdio bool) (*server, error) {
 	if c.showLog {
 		cmd.Stderr = os.Stderr
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	s := &server{cmd: cmd, done: make(chan struct{})}
 	var childEnds []*os.File
 	if stdio {
@@ -142,13 +144,13 @@ func (s *server) stop() {
 	if s.conn != nil {
 		s.conn.close()
 	} else {
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+		procgroup.Terminate(s.cmd)
 	}
 	select {
 	case <-s.done:
 	case <-time.After(time.Second):
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	procgroup.Kill(s.cmd)
 	<-s.done
 	if s.out != nil {
 		s.out.Close()
@@ -508,7 +510,7 @@ func (w *watchdog) run(ctx context.Context, cancel context.CancelFunc) {
 		w.fired.Store(true)
 		cancel()
 		if s := w.cur.Load(); s != nil {
-			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+			procgroup.Kill(s.cmd)
 		}
 		return
 	}

@@ -126,7 +126,11 @@ func runAgentEnv(ctx context.Context, args []string, io stdio, getenv func(strin
 		return code
 	}
 	if out.Err != nil {
-		st.log.Log(ctx, levelFor(out.StopReason), "agent run ended", "run", out.RunID, "stop_reason", out.StopReason, "err", out.Err)
+		err := out.Err
+		if out.StopReason == agent.StopMaxCost {
+			err = fmt.Errorf("%w (--max-cost)", err) // the budget in the user's words
+		}
+		st.log.Log(ctx, levelFor(out.StopReason), "agent run ended", "run", out.RunID, "stop_reason", out.StopReason, "err", err)
 	}
 	return agentExit(out.StopReason)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -247,7 +248,7 @@ func TestCrashDuringBatches(t *testing.T) {
 		time.Sleep(time.Duration(rng.Int64N(int64(full))))
 		cmd.Process.Kill()
 		err := cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); ok && !ee.Exited() {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok && !ee.Exited() {
 			killedMid++
 		}
 		if len(leftovers()) > 0 {

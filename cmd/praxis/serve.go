@@ -174,7 +174,7 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	err = srv.ServeStreamableHTTP(ctx, ln, hopts)
 	switch {
 	case errors.Is(err, mcpserver.ErrTokenRequired):
-		fmt.Fprintf(io.err, "praxis serve: %v\n", err)
+		fmt.Fprintf(io.err, "praxis serve: %v: give --token or set PRAXIS_TOKEN\n", err)
 		return exitUsage
 	case err != nil:
 		fmt.Fprintf(io.err, "praxis serve: %v\n", err)

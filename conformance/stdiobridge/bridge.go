@@ -16,8 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/procgroup"
+	"github.com/praxis-tools/praxis/internal/sse"
 )
 
 const (
@@ -215,7 +217,7 @@ func (b *bridge) start() (*session, error) {
 
 	cmd := exec.Command(b.command[0], b.command[1:]...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -427,7 +429,7 @@ func (s *session) terminate() {
 		return
 	case <-time.After(killGrace):
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	procgroup.Kill(s.cmd)
 	<-s.exited
 }
 
@@ -492,11 +494,13 @@ func serveSSE(w http.ResponseWriter, r *http.Request, st *stream) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
+	bw := bufio.NewWriter(w)
 	for {
 		msgs, done := st.take()
 		for _, m := range msgs {
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", m)
+			sse.Write(bw, sse.Event{Event: "message", Data: m})
 		}
+		bw.Flush()
 		if len(msgs) > 0 {
 			if err := rc.Flush(); err != nil {
 				return

@@ -39,7 +39,7 @@ var build = sync.OnceValue(func() error { return buildImage() })
 // skipped, or fails if PRAXIS_REQUIRE_DOCKER is set.
 func Image(t testing.TB) string {
 	t.Helper()
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err == nil {
 		defer cli.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -59,7 +59,7 @@ func Image(t testing.TB) string {
 }
 
 func buildImage() error {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@
 package filelock
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -26,7 +27,7 @@ func flock(f *os.File, how int) error {
 	if err := rc.Control(func(fd uintptr) {
 		for {
 			ferr = unix.Flock(int(fd), how)
-			if ferr != unix.EINTR {
+			if !errors.Is(ferr, unix.EINTR) {
 				return
 			}
 		}
@@ -34,7 +35,7 @@ func flock(f *os.File, how int) error {
 		return fmt.Errorf("filelock: %w", err)
 	}
 	switch {
-	case ferr == unix.EWOULDBLOCK:
+	case errors.Is(ferr, unix.EWOULDBLOCK):
 		return ErrLocked
 	case ferr != nil:
 		return fmt.Errorf("filelock: %s: %w", f.Name(), ferr)

@@ -3,6 +3,7 @@ package hashline
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -208,7 +209,7 @@ func TestApplyRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Apply(d, tc.edits)
-			be, ok := err.(*BatchError)
+			be, ok := errors.AsType[*BatchError](err)
 			if !ok {
 				t.Fatalf("err = %v, want *BatchError", err)
 			}

@@ -133,6 +133,9 @@ func mount(s *server.MCPServer) {
 		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(true)),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// The official conformance suite still calls test_sampling, and
+			// a fixture answers it the only way mcp-go offers.
+			//lint:ignore SA1019 sampling is deprecated by the protocol, not yet by the conformance suite this fixture serves
 			res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{
 				CreateMessageParams: mcp.CreateMessageParams{
 					Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},

@@ -4,6 +4,7 @@ package walk
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -57,7 +58,7 @@ func (d dirFD) close() {
 func (d dirFD) openDir(name string) (dirFD, error) {
 	for {
 		fd, err := unix.Openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
@@ -72,7 +73,7 @@ func (d dirFD) openDir(name string) (dirFD, error) {
 func (d dirFD) readDir(buf []byte, out []entry) ([]entry, error) {
 	for {
 		n, err := unix.Getdents(int(d), buf)
-		if err == unix.EINTR {
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
@@ -158,12 +159,12 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 	var err error
 	for {
 		fd, err = unix.Openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
+		if !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}
 	if err != nil {
-		if err == unix.ELOOP {
+		if errors.Is(err, unix.ELOOP) {
 			return nil, ErrNotRegular // a symlink swapped in
 		}
 		return nil, err
@@ -192,7 +193,7 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {

@@ -3,6 +3,7 @@
 package walk
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -126,7 +127,7 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return buf, nil
 		}
 		if err != nil {

@@ -87,7 +87,7 @@ func TestIgnoreRulesMatchGit(t *testing.T) {
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "XDG_CONFIG_HOME="+dir)
 				out, err := cmd.Output()
-				if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+				if ee, ok := errors.AsType[*exec.ExitError](err); err != nil && !(ok && ee.ExitCode() == 1) {
 					t.Fatalf("git %v: %v %s", args, err, ee.Stderr)
 				}
 				return string(out)
