@@ -129,6 +129,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.catalog, err = NewCatalog(slices.Concat(
 		e.fileTools(),
+		[]Tool{e.patchTool()},
 		e.skillTools(),
 		e.shellTools(),
 		e.searchTools(),
