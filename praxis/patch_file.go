@@ -45,8 +45,11 @@ type patchedFile struct {
 	Removed         int    `json:"lines_removed"`
 
 	oldPath, newPath string // targets in the workspace; "" for none
-	old, new         []byte
-	perm             fs.FileMode
+	// sections are the file's sections of the patch: one, or several
+	// that each change the content in place, applied in turn.
+	sections []*patch.File
+	old, new []byte
+	perm     fs.FileMode
 }
 
 func (e *Engine) patchFile(ctx context.Context, a patchArgs) (patchInfo, error) {
@@ -57,10 +60,10 @@ func (e *Engine) patchFile(ctx context.Context, a patchArgs) (patchInfo, error) 
 	}
 	// Resolve every path before reading any file: a path outside the
 	// workspace, protected or in the engine's state refuses the whole patch.
-	results := make([]*patchedFile, len(files))
-	seen := map[string]int{} // target -> index of the file changing it
-	for i, f := range files {
-		r := &patchedFile{}
+	var results []*patchedFile
+	seen := map[string]*patchedFile{} // target -> the file changing it
+	for _, f := range files {
+		r := &patchedFile{sections: []*patch.File{f}}
 		for _, p := range []struct {
 			name string
 			dst  *string
@@ -74,25 +77,29 @@ func (e *Engine) patchFile(ctx context.Context, a patchArgs) (patchInfo, error) 
 			}
 			*p.dst = t
 		}
+		if prev := seen[r.oldPath]; prev != nil && r.oldPath == r.newPath && prev.oldPath == prev.newPath {
+			prev.sections = append(prev.sections, f) // a later change of the same file's content
+			continue
+		}
 		for _, t := range []string{r.oldPath, r.newPath} {
-			if t == "" || (t == r.newPath && t == r.oldPath && seen[t] == i) {
+			if t == "" {
 				continue
 			}
-			if _, dup := seen[t]; dup {
-				return patchInfo{}, Errorf(EInvalidArgs, "the patch changes %s twice", t).
-					WithDetail("Nothing was written. Put all the changes of a file in one file section.")
+			if prev := seen[t]; prev != nil && prev != r {
+				return patchInfo{}, Errorf(EInvalidArgs, "the patch changes %s in two sections that are not both changes of its content", t).
+					WithDetail("Nothing was written. Put all the changes of a file in one section.")
 			}
-			seen[t] = i
+			seen[t] = r
 		}
-		results[i] = r
+		results = append(results, r)
 	}
 	prepare := func() ([]fileWrite, error) {
 		changed := 0
-		for i, f := range files {
-			if err := e.preparePatch(results[i], f, format); err != nil {
+		for _, r := range results {
+			if err := e.preparePatch(r, format); err != nil {
 				return nil, err
 			}
-			changed += results[i].Added + results[i].Removed
+			changed += r.Added + r.Removed
 		}
 		if limit := e.opts.MaxChangedLines; limit > 0 && changed > limit {
 			return nil, Errorf(EBudgetExceeded, "the patch changes %d lines, over the limit of %d", changed, limit).
@@ -139,8 +146,9 @@ func (e *Engine) patchFile(ctx context.Context, a patchArgs) (patchInfo, error) 
 	return patchResult(a.DryRun, string(format), results), nil
 }
 
-// preparePatch reads r's file as it is now and applies f's hunks to it.
-func (e *Engine) preparePatch(r *patchedFile, f *patch.File, format patch.Format) error {
+// preparePatch reads r's file as it is now and applies its sections' hunks
+// to it.
+func (e *Engine) preparePatch(r *patchedFile, format patch.Format) error {
 	r.old, r.perm, r.PreviousVersion = nil, 0o644, ""
 	name := r.newPath
 	if r.oldPath != "" {
@@ -161,16 +169,20 @@ func (e *Engine) preparePatch(r *patchedFile, f *patch.File, format patch.Format
 			return e.ws.fail(r.newPath, err)
 		}
 	}
-	if f.NewMode != 0 {
-		r.perm = f.NewMode
-	}
-	out, err := patch.Apply(r.old, f.Hunks)
-	if err != nil {
-		var he *patch.HunkError
-		if !errors.As(err, &he) {
-			return Errorf(EInternal, "patching %s: %v", name, err)
+	out := r.old
+	for _, f := range r.sections {
+		if f.NewMode != 0 {
+			r.perm = f.NewMode
 		}
-		return patchFailed(name, r.old, he)
+		in := out
+		var err error
+		if out, err = patch.Apply(in, f.Hunks); err != nil {
+			var he *patch.HunkError
+			if !errors.As(err, &he) {
+				return Errorf(EInternal, "patching %s: %v", name, err)
+			}
+			return patchFailed(name, in, he)
+		}
 	}
 	r.new = out
 	if r.newPath == "" && len(out) > 0 && format == patch.Unified {

@@ -29,8 +29,9 @@ func (e *HunkError) Error() string {
 // Every context line must match: no line of a hunk is ever dropped to make
 // it fit. As git apply does, a hunk stating line 1 or 0 must match at the
 // start of the text and a unified hunk without trailing context at its end.
-// An envelope hunk (OldStart 0) is looked for from the end of the previous
-// one, after its Context line if it has one.
+// An envelope hunk (not Numbered) is looked for from the end of the
+// previous one, after its Context line if it has one, and must be found at
+// one place only.
 //
 // Lines copied from src keep their bytes; added lines take the patch's,
 // changed to CRLF when a hunk matched a CRLF text only by ignoring the
@@ -62,7 +63,12 @@ func Apply(src []byte, hunks []Hunk) ([]byte, error) {
 				}
 				from = c + 1
 			}
-			at, loose = findForward(lines, old, from, h.AtEnd)
+			var second int
+			at, second, loose = findForward(lines, old, from, h.AtEnd)
+			if second >= 0 {
+				return nil, &HunkError{Hunk: hi + 1, Header: h.Header, Near: at, Len: len(old),
+					Msg: fmt.Sprintf("its lines are at line %d and again at line %d: add context lines, or an @@ line before it, to tell them apart", at+1, second+1)}
+			}
 		} else {
 			want := h.OldStart - 1 + offset
 			if len(old) == 0 {
@@ -172,27 +178,35 @@ func findNear(lines, old []string, want, min int, atStart, atEnd bool) (int, boo
 	return -1, false
 }
 
-// findForward looks for old in lines from min on, the first match; exactly
-// first, then ignoring trailing whitespace. With atEnd the match must end
-// the text. Old lines that are all empty match at the end of the text.
-func findForward(lines, old []string, min int, atEnd bool) (int, bool) {
+// findForward looks for old in lines from min on; exactly first, then
+// ignoring trailing whitespace. With atEnd the match must end the text.
+// Without old lines, the hunk goes at the end of the text. A hunk whose
+// lines are at two places is ambiguous: it returns the two, second >= 0.
+func findForward(lines, old []string, min int, atEnd bool) (at, second int, loose bool) {
 	if len(old) == 0 {
-		return len(lines), false
+		return len(lines), -1, false
 	}
 	for _, loose := range []bool{false, true} {
 		if atEnd {
 			if at := len(lines) - len(old); at >= min && matchAt(lines, old, at, loose) {
-				return at, loose
+				return at, -1, loose
 			}
 			continue
 		}
+		at := -1
 		for p := min; p+len(old) <= len(lines); p++ {
 			if matchAt(lines, old, p, loose) {
-				return p, loose
+				if at >= 0 {
+					return at, p, loose
+				}
+				at = p
 			}
 		}
+		if at >= 0 {
+			return at, -1, loose
+		}
 	}
-	return -1, false
+	return -1, -1, false
 }
 
 // findContext returns the first line at or after min equal to ctx, ignoring
@@ -213,7 +227,7 @@ func matchAt(lines, old []string, at int, loose bool) bool {
 	for i, o := range old {
 		l := lines[at+i]
 		if loose {
-			if strings.TrimRight(l, " \t\r\n") != strings.TrimRight(o, " \t\r\n") {
+			if !looseEqual(l, o) {
 				return false
 			}
 		} else if l != o {
@@ -221,6 +235,13 @@ func matchAt(lines, old []string, at int, loose bool) bool {
 		}
 	}
 	return true
+}
+
+// looseEqual compares two lines ignoring trailing whitespace (CR
+// included), but not whether they end with a newline.
+func looseEqual(a, b string) bool {
+	na, nb := strings.HasSuffix(a, "\n"), strings.HasSuffix(b, "\n")
+	return na == nb && strings.TrimRight(a, " \t\r\n") == strings.TrimRight(b, " \t\r\n")
 }
 
 // closest returns the region of lines sharing the most lines
@@ -236,7 +257,7 @@ func closest(lines, old []string, from int) (at, n int) {
 	for p := 0; p+n <= len(lines) && work < budget; p++ {
 		score := 0
 		for i := 0; i < n && i < len(old); i++ {
-			if strings.TrimRight(lines[p+i], " \t\r\n") == strings.TrimRight(old[i], " \t\r\n") {
+			if looseEqual(lines[p+i], old[i]) {
 				score++
 			}
 		}

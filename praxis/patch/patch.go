@@ -84,15 +84,22 @@ func Parse(text string) ([]*File, Format, error) {
 	return files, Unified, err
 }
 
-// checkPaths refuses a patch naming one file twice.
+// checkPaths refuses a patch without files or naming a file in two
+// sections, unless each only changes the file's content, which git apply
+// also accepts: the later section then applies to the earlier's result.
 func checkPaths(files []*File) error {
 	if len(files) == 0 {
 		return &SyntaxError{Msg: "the patch changes no file"}
 	}
-	seen := map[string]bool{}
+	const plain, other = 1, 2 // how a path was seen: changed in place, or else
+	seen := map[string]int{}
 	for _, f := range files {
 		if f.OldPath == "" && f.NewPath == "" {
 			return &SyntaxError{Msg: "a file of the patch has no name"}
+		}
+		if f.OldPath == f.NewPath && (seen[f.OldPath] != other) {
+			seen[f.OldPath] = plain
+			continue
 		}
 		names := []string{f.NewPath}
 		if f.OldPath != f.NewPath {
@@ -102,10 +109,10 @@ func checkPaths(files []*File) error {
 			if p == "" {
 				continue
 			}
-			if seen[p] {
+			if seen[p] != 0 {
 				return &SyntaxError{Msg: fmt.Sprintf("the patch changes %s twice", p)}
 			}
-			seen[p] = true
+			seen[p] = other
 		}
 	}
 	return nil
