@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// treeOf returns every regular file under dir but the engine's state,
-// with its mode, as "mode content".
+// treeOf returns every regular file under dir but the engine's state
+// and .git, as "x content" for an executable file, "- content" otherwise
+// (the mode git keeps).
 func treeOf(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -34,7 +35,11 @@ func treeOf(t *testing.T, dir string) map[string]string {
 		if err != nil {
 			return err
 		}
-		out[rel] = fi.Mode().Perm().String() + " " + string(data)
+		x := "- "
+		if fi.Mode()&0o111 != 0 {
+			x = "x "
+		}
+		out[rel] = x + string(data)
 		return nil
 	})
 	if err != nil {
@@ -268,7 +273,7 @@ func TestPatchFileEnvelope(t *testing.T) {
 			mustOK(t, res)
 			want := map[string]string{}
 			for name, content := range tc.want {
-				want[name] = "-rw-r--r-- " + content
+				want[name] = "- " + content
 			}
 			sameTree(t, "after the patch", treeOf(t, dir), want)
 		})
