@@ -17,8 +17,10 @@ type Options struct {
 	// MaxFileBytes is the largest file read_file and edit_file will load.
 	// Default 64 MiB.
 	MaxFileBytes int64
-	// MaxChangedLines, if positive, refuses an edit_file call that would
-	// remove and add more lines than this in total (E_BUDGET_EXCEEDED).
+	// MaxChangedLines, if positive, refuses an edit_file or patch_file
+	// call, or a write_file over an existing file, that would remove and
+	// add more lines than this in total, counted from the diff
+	// (E_BUDGET_EXCEEDED).
 	MaxChangedLines int
 	// HistoryBytes bounds the memory of earlier file versions kept so that
 	// anchors survive the engine's own edits. Default 64 MiB.

@@ -94,16 +94,15 @@ func (e *Engine) patchFile(ctx context.Context, a patchArgs) (patchInfo, error) 
 		results = append(results, r)
 	}
 	prepare := func() ([]fileWrite, error) {
-		changed := 0
+		added, removed := 0, 0
 		for _, r := range results {
 			if err := e.preparePatch(r, format); err != nil {
 				return nil, err
 			}
-			changed += r.Added + r.Removed
+			added, removed = added+r.Added, removed+r.Removed
 		}
-		if limit := e.opts.MaxChangedLines; limit > 0 && changed > limit {
-			return nil, Errorf(EBudgetExceeded, "the patch changes %d lines, over the limit of %d", changed, limit).
-				WithDetail("Nothing was written. Split the change into smaller patches.")
+		if err := e.checkChangeBudget("the patch", added, removed); err != nil {
+			return nil, err
 		}
 		if a.DryRun {
 			return nil, nil

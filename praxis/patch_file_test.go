@@ -334,3 +334,33 @@ func TestPatchFileGuards(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteFileCountsChangedLines checks that write_file over an existing
+// file counts the lines its diff adds and removes against the change
+// budget, and that a refused write leaves the file.
+func TestWriteFileCountsChangedLines(t *testing.T) {
+	old := "a\nb\nc\nd\n"
+	tests := []struct {
+		name, content string
+		ok            bool
+	}{
+		{"one line changed", "a\nB\nc\nd\n", true}, // +1 -1
+		{"two lines changed", "A\nB\nc\nd\n", false},
+		{"same content", old, true},
+		{"line appended", old + "e\n", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, dir := newTestEngine(t, map[string]string{"f": old}, func(o *Options) { o.MaxChangedLines = 2 })
+			res := call(t, e, "write_file", map[string]any{"path": "f", "content": tc.content})
+			if !tc.ok {
+				mustFail(t, res, EBudgetExceeded, "writing f changes 4 lines (2 added, 2 removed), over the limit of 2")
+				if got := readTestFile(t, filepath.Join(dir, "f")); got != old {
+					t.Errorf("f = %q after a refused write", got)
+				}
+				return
+			}
+			mustOK(t, res)
+		})
+	}
+}
