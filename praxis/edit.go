@@ -265,13 +265,14 @@ func (e *Engine) resolveOp(doc *hashline.Doc, rel, version string, i int, op edi
 func (e *Engine) resolveAnchor(doc *hashline.Doc, rel, version string, i int, field, s string) (int, error) {
 	a, err := hashline.ParseAnchor(s)
 	if err != nil {
-		return 0, Errorf(EAnchorSyntax, "op %d %s: %v", i, field, err)
+		return 0, Errorf(EAnchorSyntax, "op %d %s: %v", i, field, err).WithDetail(anchorCandidates(doc, s))
 	}
 	switch n := findAnchor(doc, a); {
 	case n > 0:
 		return n, nil
 	case n < 0:
-		return 0, Errorf(EAnchorSyntax, "op %d %s: tag %s names more than one line of %s; give it as LINE:TAG", i, field, s, rel)
+		return 0, Errorf(EAnchorSyntax, "op %d %s: tag %s names more than one line of %s; give it as LINE:TAG", i, field, s, rel).
+			WithDetail(anchorCandidates(doc, s))
 	}
 	o := e.history.resolve(rel, version, a)
 	if o.found && !o.changed {
