@@ -69,12 +69,19 @@ func sameTree(t *testing.T, what string, got, want map[string]string) bool {
 	return ok
 }
 
-func needGit(t *testing.T) {
+// needTool skips the test when the program name is not installed, or
+// fails it when PRAXIS_REQUIRE_PATCH_TOOLS is set (as CI sets it).
+func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed: the test compares patch_file with git apply")
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("PRAXIS_REQUIRE_PATCH_TOOLS") != "" {
+			t.Fatalf("%s is not installed, and PRAXIS_REQUIRE_PATCH_TOOLS is set", name)
+		}
+		t.Skipf("%s is not installed: the test compares Praxis with it", name)
 	}
 }
+
+func needGit(t *testing.T) { t.Helper(); needTool(t, "git") }
 
 func gitIn(dir string, stdin string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
