@@ -85,6 +85,8 @@ func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 		{"edit_file", map[string]any{"path": "a.txt", "dry_run": true, "ops": []map[string]any{{"op": "replace_line", "tag": tag[1], "new_text": "gamma"}}}, false},
 		{"edit_file", map[string]any{"path": "a.txt", "ops": []map[string]any{{"op": "replace_line", "tag": tag[1], "new_text": "gamma"}}}, false},
 		{"edit_file", map[string]any{"path": "a.txt", "ops": []map[string]any{{"op": "nope"}}}, true},
+		{"patch_file", map[string]any{"patch": "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-new\n+newer\n"}, false},
+		{"patch_file", map[string]any{"patch": "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-absent\n+x\n"}, true},
 		{"list_dir", map[string]any{"depth": 3}, false},
 		{"list_dir", map[string]any{"path": "a.txt"}, true},
 		{"glob", map[string]any{"pattern": "**/*.txt"}, false},

@@ -147,6 +147,8 @@ type fileWrite struct {
 	// Version and BaseVersion are the versions of Data and Base, when the
 	// caller has them; the commit computes them otherwise.
 	Version, BaseVersion string
+	// Delete removes the file instead of replacing it; Data is unused.
+	Delete bool
 }
 
 // intent is the record of a commit in progress, written and synced before
@@ -163,6 +165,8 @@ type intentFile struct {
 	Version string `json:"version"`
 	Old     string `json:"old"`
 	Perm    uint32 `json:"perm"`
+	// Delete marks a file the commit removes: it has no temporary file.
+	Delete bool `json:"delete,omitempty"`
 }
 
 // errChanged reports that a file changed between its preparation and its
@@ -243,6 +247,10 @@ func (c *committer) write(ws []fileWrite) error {
 				}
 			}
 		}
+		if w.Delete {
+			rec.Files[i] = intentFile{Path: w.Path, Old: old, Delete: true}
+			continue
+		}
 		version := w.Version
 		if version == "" {
 			version = hashline.Version(w.Data)
@@ -257,12 +265,18 @@ func (c *committer) write(ws []fileWrite) error {
 	temps := 0
 	abort := func(err error) error {
 		for _, f := range rec.Files[:temps] {
-			c.root.Remove(f.Temp)
+			if !f.Delete {
+				c.root.Remove(f.Temp)
+			}
 		}
 		c.root.Remove(name)
 		return err
 	}
 	for i, w := range ws {
+		if w.Delete {
+			temps = i + 1
+			continue
+		}
 		if err := writeTemp(c.root, rec.Files[i].Temp, w.Data, w.Perm, c.sync); err != nil {
 			return abort(c.fail(w.Path, err, "Nothing was written.")) // writeTemp removed its own file
 		}
@@ -286,7 +300,10 @@ func (c *committer) write(ws []fileWrite) error {
 	}
 	for i, w := range ws {
 		err := c.runHook("write", w.Path)
-		if err == nil {
+		switch {
+		case err == nil && w.Delete:
+			err = c.root.Remove(w.Path)
+		case err == nil:
 			err = c.root.Rename(rec.Files[i].Temp, w.Path)
 		}
 		if err == nil {
@@ -450,8 +467,8 @@ func (c *committer) recoverOne(name string) error {
 	for _, f := range rec.Files {
 		dir, base := path.Split(f.Path)
 		tdir, tbase := path.Split(f.Temp)
-		if !fs.ValidPath(f.Path) || f.Path == "." || tdir != dir || !tempName.MatchString(tbase) ||
-			!strings.HasPrefix(tbase, "."+base+".praxis-") {
+		if !fs.ValidPath(f.Path) || f.Path == "." || (f.Delete && f.Temp != "") || (!f.Delete && (tdir != dir ||
+			!tempName.MatchString(tbase) || !strings.HasPrefix(tbase, "."+base+".praxis-"))) {
 			return fmt.Errorf("the record names %q and %q, which no commit writes; it is left alone", f.Path, f.Temp)
 		}
 		if c.allowed != nil {
@@ -466,6 +483,10 @@ func (c *committer) recoverOne(name string) error {
 	forward := true
 	ready := make([]bool, len(rec.Files))
 	for i, f := range rec.Files {
+		if f.Delete {
+			ready[i] = true // nothing to write: a removal is always ready
+			continue
+		}
 		if v, ok := c.versionOf(f.Temp); ok && v == f.Version {
 			ready[i] = true
 			continue
@@ -475,6 +496,14 @@ func (c *committer) recoverOne(name string) error {
 		}
 	}
 	for i, f := range rec.Files {
+		if f.Delete {
+			if forward {
+				if err := c.recoverDelete(f); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if !ready[i] {
 			c.root.Remove(f.Temp)
 			continue
@@ -507,6 +536,21 @@ func (c *committer) recoverOne(name string) error {
 	}
 	c.log.Info("recovered a commit interrupted by a crash", "how", how, "files", len(rec.Files))
 	return nil
+}
+
+// recoverDelete finishes the removal of f by a commit rolled forward: the
+// file is removed if it is still at the version the commit removed.
+func (c *committer) recoverDelete(f intentFile) error {
+	v, ok := c.versionOf(f.Path)
+	if !ok {
+		return nil // already removed
+	}
+	if f.Old != "?" && v != f.Old {
+		c.log.Warn("an interrupted commit's removed file was changed since; it is kept",
+			"path", f.Path, "version", v)
+		return nil
+	}
+	return c.root.Remove(f.Path)
 }
 
 // versionOf returns the version of the regular file rel, false when it

@@ -154,3 +154,67 @@ func TestCommitWaitsForTheLock(t *testing.T) {
 		t.Fatalf("after the lock was released: %q", got)
 	}
 }
+
+// TestRecoverInterruptedRemoval checks that a commit that removes a file
+// (a patch's deleted file, a rename's old name) is rolled forward or back
+// with the rest of its record after a crash.
+func TestRecoverInterruptedRemoval(t *testing.T) {
+	const oldA, newA, gone = "old a\n", "new a\n", "to be removed\n"
+	const temp = ".a.txt.praxis-000000000001.tmp"
+	tests := []struct {
+		name     string
+		temp     string // the temporary file of a.txt, "" for none
+		disk     map[string]string
+		delTemp  string // a forged Temp on the removal
+		wantA    string
+		wantB    string // "" when b.txt must be gone
+		wantKeep bool
+	}{
+		{name: "killed before the renames", temp: newA,
+			disk: map[string]string{"a.txt": oldA, "b.txt": gone}, wantA: newA},
+		{name: "killed after the rename, before the removal",
+			disk: map[string]string{"a.txt": newA, "b.txt": gone}, wantA: newA},
+		{name: "killed while writing the temp", temp: "new",
+			disk: map[string]string{"a.txt": oldA, "b.txt": gone}, wantA: oldA, wantB: gone},
+		{name: "a removed file changed since the crash is kept", temp: newA,
+			disk: map[string]string{"a.txt": oldA, "b.txt": "edited by hand\n"}, wantA: newA, wantB: "edited by hand\n"},
+		{name: "a forged removal with a temp", temp: newA, delTemp: ".b.txt.praxis-000000000002.tmp",
+			disk: map[string]string{"a.txt": oldA, "b.txt": gone}, wantA: oldA, wantB: gone, wantKeep: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tc.disk {
+				writeTestFile(t, filepath.Join(dir, name), content)
+			}
+			if tc.temp != "" {
+				writeTestFile(t, filepath.Join(dir, temp), tc.temp)
+			}
+			rec := intent{Files: []intentFile{
+				{Path: "a.txt", Temp: temp, Version: hashline.Version([]byte(newA)), Old: hashline.Version([]byte(oldA)), Perm: 0o644},
+				{Path: "b.txt", Temp: tc.delTemp, Old: hashline.Version([]byte(gone)), Delete: true},
+			}}
+			data, _ := json.Marshal(rec)
+			recPath := filepath.Join(dir, StateDir, "intent-00000000000000bb.json")
+			writeTestFile(t, recPath, string(data))
+
+			e, err := New(Options{Workspace: dir, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			if got := readTestFile(t, filepath.Join(dir, "a.txt")); got != tc.wantA {
+				t.Errorf("a.txt = %q, want %q", got, tc.wantA)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "b.txt"))
+			if tc.wantB == "" && err == nil {
+				t.Errorf("b.txt is still there: %q", got)
+			} else if tc.wantB != "" && string(got) != tc.wantB {
+				t.Errorf("b.txt = %q (%v), want %q", got, err, tc.wantB)
+			}
+			if _, err := os.Stat(recPath); (err == nil) != tc.wantKeep {
+				t.Errorf("record kept: %v, want %v", err == nil, tc.wantKeep)
+			}
+		})
+	}
+}

@@ -26,7 +26,7 @@
 // One file per tool, named after it, its description beside it (read_file.go
 // and read_file.md):
 //
-//	read_file.go  write_file.go  list_dir.go  edit_file.go
+//	read_file.go  write_file.go  list_dir.go  edit_file.go  patch_file.go
 //	glob.go  grep.go
 //	bash.go  job_output.go  job_kill.go
 //	write_memory.go  read_memory.go  list_memory.go  search_memory.go  delete_memory.go
@@ -38,6 +38,9 @@
 //	text.go            loading a file as text for hashline (read_file, edit_file)
 //	protect.go         protected files and the engine's state: what may be written
 //	commit.go          writing a batch of files all or nothing, under one lock
+//	diff.go            unified diffs (go-diff), exact to the byte, no-newline marker
+//	budget.go          the change budget (Options.MaxChangedLines)
+//	anchor_candidates.go  the candidate lines an ambiguous anchor could mean
 //	history.go         earlier versions, so anchors survive the engine's own edits
 //	search.go          what glob and grep share: directories, walk options
 //	jobs.go            the shell behind bash, its background jobs and their reports
@@ -47,6 +50,7 @@
 //	testdata/golden    one transcript per tool call: workspace, call, exact result
 //
 // Subpackages: hashline (tags, rendering, anchors, applying edits to
-// bytes; no I/O) and internal/walk, internal/match (the searches' walker
-// and matcher).
+// bytes; no I/O), patch (parsing unified diffs and the Begin Patch
+// envelope, applying hunks to bytes; no I/O) and internal/walk,
+// internal/match (the searches' walker and matcher).
 package praxis

@@ -253,13 +253,14 @@ func (e *Engine) resolveOp(doc *hashline.Doc, rel, version string, i int, op edi
 func (e *Engine) resolveAnchor(doc *hashline.Doc, rel, version string, i int, field, s string) (int, error) {
 	a, err := hashline.ParseAnchor(s)
 	if err != nil {
-		return 0, Errorf(EAnchorSyntax, "op %d %s: %v", i, field, err)
+		return 0, Errorf(EAnchorSyntax, "op %d %s: %v", i, field, err).WithDetail(anchorCandidates(doc, s))
 	}
 	switch n := findAnchor(doc, a); {
 	case n > 0:
 		return n, nil
 	case n < 0:
-		return 0, Errorf(EAnchorSyntax, "op %d %s: tag %s names more than one line of %s; give it as LINE:TAG", i, field, s, rel)
+		return 0, Errorf(EAnchorSyntax, "op %d %s: tag %s names more than one line of %s; give it as LINE:TAG", i, field, s, rel).
+			WithDetail(anchorCandidates(doc, s))
 	}
 	o := e.history.resolve(rel, version, a)
 	if o.found && !o.changed {
@@ -343,61 +344,7 @@ func (e *Engine) dryRunResult(rs []*editResult) editInfo {
 	for _, r := range rs {
 		b = fmt.Appendf(b, "dry run: %s would go from version %s to %s, +%d -%d lines, %d lines; nothing was written\n",
 			r.Path, r.PreviousVersion, r.Version, r.Added, r.Removed, r.Total)
-		b = appendUnifiedDiff(b, r.Path, r.base, hashline.Parse(r.out), r.hunks)
+		b = appendDiff(b, r.Path, r.Path, r.base.Bytes(), r.out)
 	}
 	return editInfo{DryRun: true, Files: rs, text: string(b)}
-}
-
-// appendUnifiedDiff renders hunks as a unified diff with three lines of
-// context.
-func appendUnifiedDiff(b []byte, name string, old, new *hashline.Doc, hunks []hashline.Hunk) []byte {
-	const ctx = 3
-	b = fmt.Appendf(b, "--- a/%s\n+++ b/%s\n", name, name)
-	for i := 0; i < len(hunks); {
-		// Group hunks whose context windows touch.
-		j := i + 1
-		for j < len(hunks) && hunks[j].OldFrom-ctx <= hunks[j-1].OldFrom+hunks[j-1].OldCount+ctx {
-			j++
-		}
-		first, last := hunks[i], hunks[j-1]
-		oldFrom := max(1, first.OldFrom-ctx)
-		oldTo := min(old.Lines(), last.OldFrom+last.OldCount-1+ctx)
-		newFrom := first.NewFrom - (first.OldFrom - oldFrom)
-		newTo := last.NewFrom + last.NewCount - 1 + (oldTo - (last.OldFrom + last.OldCount - 1))
-		b = fmt.Appendf(b, "@@ -%s +%s @@\n", diffRange(oldFrom, oldTo), diffRange(newFrom, newTo))
-		k := oldFrom
-		for _, h := range hunks[i:j] {
-			for ; k < h.OldFrom; k++ {
-				b = appendDiffLine(b, ' ', old.Line(k))
-			}
-			for ; k < h.OldFrom+h.OldCount; k++ {
-				b = appendDiffLine(b, '-', old.Line(k))
-			}
-			for m := h.NewFrom; m < h.NewFrom+h.NewCount; m++ {
-				b = appendDiffLine(b, '+', new.Line(m))
-			}
-		}
-		for ; k <= oldTo; k++ {
-			b = appendDiffLine(b, ' ', old.Line(k))
-		}
-		i = j
-	}
-	return b
-}
-
-func diffRange(from, to int) string {
-	count := to - from + 1
-	if count == 0 {
-		return fmt.Sprintf("%d,0", from-1)
-	}
-	if count == 1 {
-		return fmt.Sprint(from)
-	}
-	return fmt.Sprintf("%d,%d", from, count)
-}
-
-func appendDiffLine(b []byte, mark byte, line []byte) []byte {
-	b = append(b, mark)
-	b = append(b, line...)
-	return append(b, '\n')
 }

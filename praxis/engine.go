@@ -16,8 +16,10 @@ type Options struct {
 	// MaxFileBytes is the largest file read_file and edit_file will load.
 	// Default 64 MiB.
 	MaxFileBytes int64
-	// MaxChangedLines, if positive, refuses an edit_file call that would
-	// remove and add more lines than this in total (E_BUDGET_EXCEEDED).
+	// MaxChangedLines, if positive, refuses an edit_file or patch_file
+	// call, or a write_file over an existing file, that would remove and
+	// add more lines than this in total, counted from the diff
+	// (E_BUDGET_EXCEEDED).
 	MaxChangedLines int
 	// HistoryBytes bounds the memory of earlier file versions kept so that
 	// anchors survive the engine's own edits. Default 64 MiB.
@@ -143,6 +145,7 @@ func (e *Engine) tools() []Tool {
 		NewTool("write_file", describe("write_file"), Annotations{Destructive: true, Idempotent: true}, e.writeFile),
 		NewTool("list_dir", describe("list_dir"), Annotations{ReadOnly: true, Idempotent: true}, e.listDir),
 		NewTool("edit_file", describe("edit_file"), Annotations{Destructive: true}, e.editFile),
+		NewTool("patch_file", describe("patch_file"), Annotations{Destructive: true}, e.patchFile),
 		NewTool("list_skills", describe("list_skills"), Annotations{ReadOnly: true, Idempotent: true}, e.listSkills),
 		NewTool("load_skill", describe("load_skill"), Annotations{ReadOnly: true, Idempotent: true}, e.loadSkill),
 		NewTool("read_skill_file", describe("read_skill_file"), Annotations{ReadOnly: true, Idempotent: true}, e.readSkillFile),

@@ -25,6 +25,7 @@ const (
 	EAnchorStale    Code = "E_ANCHOR_STALE"    // an anchor no longer matches the file
 	EAnchorSyntax   Code = "E_ANCHOR_SYNTAX"   // an anchor is malformed or ambiguous
 	EOverlap        Code = "E_OVERLAP"         // two ops of one edit touch the same lines
+	EPatchFailed    Code = "E_PATCH_FAILED"    // a hunk of a patch does not apply to the file
 	ENoop           Code = "E_NOOP"            // the edit would not change the file
 	EConflict       Code = "E_CONFLICT"        // the file changed since the version the caller named
 	EBudgetExceeded Code = "E_BUDGET_EXCEEDED" // the call exceeds a configured budget

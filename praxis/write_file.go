@@ -47,6 +47,9 @@ func (e *Engine) writeFile(ctx context.Context, a writeArgs) (writeInfo, error) 
 		case err == nil:
 			prev = hashline.Version(old)
 			w.Perm, w.Base, w.BaseVersion = fi.Mode().Perm(), old, prev
+			if err := e.checkWriteBudget(rel, old, data); err != nil {
+				return nil, err
+			}
 		case CodeOf(err) == ETooLarge && fi != nil:
 			w.Perm, w.Check = fi.Mode().Perm(), false // too large to hash: only a write without expect_version may replace it
 			prev = "(too large to hash)"

@@ -8,7 +8,7 @@
 //	bash(git push*)           bash commands that run "git push..."
 //	edit_file(**/*.lock)      edit_file calls on a .lock file anywhere
 //	Bash(npm run test:*)      Claude Code's spelling: the same as bash(npm run test*)
-//	Edit(src/**)              edit_file and write_file calls under src/
+//	Edit(src/**)              edit_file, write_file and patch_file calls under src/
 //
 // The tool part is a glob over the tool name ('*' any run of characters,
 // '?' one), or one of Claude Code's tool names (Bash, Read, Edit, Write,
@@ -20,7 +20,8 @@
 // is read as a bash program (see below) and the pattern is a glob over each
 // simple command it runs, in which '*' also matches '/' and spaces (a
 // trailing ":*" is read as "*"). Path arguments ("path", "file_path",
-// "paths", and the "path" of each of "edits") are matched by doublestar
+// "paths", the "path" of each of "edits" and "files", and every file a
+// "patch" names) are matched by doublestar
 // globs in the way of Claude Code and .gitignore: a pattern is relative to
 // the workspace ("src/**", "./.env" and "/src/**" alike); "//abs/**" is an
 // absolute path and "~/x" one under the home directory; a pattern without
@@ -74,6 +75,7 @@ import (
 
 	"github.com/praxis-tools/praxis/internal/claudecode"
 	"github.com/praxis-tools/praxis/internal/jsonerr"
+	"github.com/praxis-tools/praxis/praxis/patch"
 )
 
 // Effect is what a rule does to the calls it matches.
@@ -363,10 +365,22 @@ func (p *Policy) subjects(args json.RawMessage) subjects {
 			addPath(v)
 		}
 	}
-	if es, ok := m["edits"].([]any); ok {
-		for _, e := range es {
-			if em, ok := e.(map[string]any); ok {
-				addPath(em["path"])
+	for _, key := range []string{"edits", "files"} {
+		if es, ok := m[key].([]any); ok {
+			for _, e := range es {
+				if em, ok := e.(map[string]any); ok {
+					addPath(em["path"])
+				}
+			}
+		}
+	}
+	if text, ok := m["patch"].(string); ok {
+		// patch_file's paths are in its patch, read by the parser the
+		// tool uses; a patch it cannot read is refused by the tool.
+		if files, _, err := patch.Parse(text); err == nil {
+			for _, f := range files {
+				addPath(f.OldPath)
+				addPath(f.NewPath)
 			}
 		}
 	}

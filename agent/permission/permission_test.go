@@ -201,3 +201,26 @@ func TestTerminal(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// TestPatchAndBatchPaths checks that the files a patch_file patch names and
+// the files of an edit_file batch are the subjects of path rules, so that
+// neither tool gets past a rule that governs edits.
+func TestPatchAndBatchPaths(t *testing.T) {
+	p := mustPolicy(t, Rules{Allow: []string{"Edit(src/**)"}, Ask: []string{"Edit(other/**)"}, Deny: []string{"Edit(**/.env)"}}, "/ws")
+	cases := []struct {
+		tool, args string
+		effect     Effect
+	}{
+		{"patch_file", `{"patch":"--- a/src/a.go\n+++ b/src/a.go\n@@ -1 +1 @@\n-a\n+b\n"}`, Allow},
+		{"patch_file", `{"patch":"--- a/src/a.go\n+++ b/src/a.go\n@@ -1 +1 @@\n-a\n+b\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-a\n+b\n"}`, Deny},
+		{"patch_file", `{"patch":"*** Begin Patch\n*** Update File: src/a.go\n*** Move to: conf/.env\n@@\n-a\n+b\n*** End Patch\n"}`, Deny},
+		{"patch_file", `{"patch":"*** Begin Patch\n*** Add File: other/x\n+x\n*** End Patch\n"}`, Ask},
+		{"edit_file", `{"files":[{"path":"src/a.go","ops":[]},{"path":"sub/.env","ops":[]}]}`, Deny},
+	}
+	for _, c := range cases {
+		d := p.Decide(c.tool, json.RawMessage(c.args))
+		if d.Effect != c.effect {
+			t.Errorf("%s %s: %v, want %v", c.tool, c.args, d.Effect, c.effect)
+		}
+	}
+}

@@ -360,7 +360,7 @@ func addEngineFlags(fs *flag.FlagSet) *engineFlags {
 	})
 	fs.StringVar(&ef.sandbox, "sandbox", "", "isolation of the bash tool's commands: auto, bwrap, docker or none (default: the config files', else auto: bwrap where it works; docker needs image: in a config file)")
 	fs.Var(configFlag{ef}, "config", "a config `file` read after the user's and the workspace's (.praxis/config.yaml)")
-	fs.IntVar(&ef.maxChangedLines, "max-changed-lines", 0, "refuse an edit_file call that adds and removes more than `N` lines in all (E_BUDGET_EXCEEDED; default no limit)")
+	fs.IntVar(&ef.maxChangedLines, "max-changed-lines", 0, "refuse an edit_file or patch_file call, or a write_file over an existing file, that adds and removes more than `N` lines in all (E_BUDGET_EXCEEDED; default no limit)")
 	fs.StringVar(&ef.memoryDir, "memory-dir", "", "the `directory` of the memory notes (default .praxis/memory in the workspace)")
 	check(fs, "workspace", func(dir string, _ any) error {
 		fi, err := os.Stat(dir)

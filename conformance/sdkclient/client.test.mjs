@@ -222,6 +222,8 @@ for (const [name, connectTo] of Object.entries(transports)) {
         ['list_dir', { path: 'notes.txt' }, false],
         ['edit_file', { path: 'w/new.txt', dry_run: true, ops: [{ op: 'append', new_text: 'z' }] }, true],
         ['edit_file', { path: 'w/new.txt', ops: [{ op: 'delete_line', tag: '1:00000000' }] }, false],
+        ['patch_file', { patch: '--- a/w/new.txt\n+++ b/w/new.txt\n@@ -1 +1 @@\n-x\n+patched\n' }, true],
+        ['patch_file', { patch: '*** Begin Patch\n*** Update File: w/new.txt\n@@\n-absent\n+y\n*** End Patch\n' }, false],
         ['glob', { pattern: '**/*.txt' }, true],
         ['glob', { pattern: '{a' }, false],
         ['grep', { pattern: 'alpha', output: 'count' }, true],
