@@ -3,8 +3,8 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"github.com/praxis-tools/praxis/internal/gittest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,27 +14,9 @@ import (
 // holding a journal as a session would.
 func repo(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "T"}} {
-		gitIn(t, dir, args...)
-	}
-	write(t, dir, "a.txt", "one\n")
-	gitIn(t, dir, "add", "a.txt")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
-	write(t, dir, ".praxis/sessions/x.jsonl", "{}\n")
-	return dir
-}
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	r := gittest.New(t, map[string]string{"a.txt": "one\n"})
+	r.Write(".praxis/sessions/x.jsonl", "{}\n")
+	return r.Dir
 }
 
 func write(t *testing.T, dir, name, text string) {
@@ -55,7 +37,7 @@ func TestBranchAndCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cur := gitIn(t, dir, "branch", "--show-current"); cur != "praxis/s1" {
+	if cur := gittest.Run(t, dir, "branch", "--show-current"); cur != "praxis/s1" {
 		t.Fatalf("on branch %q", cur)
 	}
 	if c, err := r.Commit(ctx, 1, "Looked around"); err != nil || c != "" {
@@ -67,33 +49,33 @@ func TestBranchAndCommits(t *testing.T) {
 	if err != nil || c == "" {
 		t.Fatalf("commit: %q, %v", c, err)
 	}
-	if head := gitIn(t, dir, "rev-parse", "HEAD"); head != c {
+	if head := gittest.Run(t, dir, "rev-parse", "HEAD"); head != c {
 		t.Errorf("HEAD %s, commit %s", head, c)
 	}
-	msg := gitIn(t, dir, "log", "-1", "--format=%B")
+	msg := gittest.Run(t, dir, "log", "-1", "--format=%B")
 	if msg != "Changed a and added b\n\nPraxis-Session: s1\nPraxis-Step: 2" {
 		t.Errorf("message %q", msg)
 	}
-	if tr := gitIn(t, dir, "log", "-1", "--format=%(trailers:key=Praxis-Step,valueonly)"); tr != "2" {
+	if tr := gittest.Run(t, dir, "log", "-1", "--format=%(trailers:key=Praxis-Step,valueonly)"); tr != "2" {
 		t.Errorf("git reads the step trailer as %q", tr)
 	}
-	files := gitIn(t, dir, "show", "--name-only", "--format=", c)
+	files := gittest.Run(t, dir, "show", "--name-only", "--format=", c)
 	if files != "a.txt\nb.txt" {
 		t.Errorf("the commit holds %q; the journal must stay out", files)
 	}
 
 	// A fork starts from a checkpoint: the first commit's tree, not the
 	// branch's tip.
-	first := gitIn(t, dir, "rev-parse", "main")
-	gitIn(t, dir, "switch", "-q", "main")
+	first := gittest.Run(t, dir, "rev-parse", "main")
+	gittest.Run(t, dir, "switch", "-q", "main")
 	f, err := Start(ctx, dir, "s2", Clean, first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Branch != "praxis/s2" || gitIn(t, dir, "rev-parse", "HEAD") != first {
-		t.Errorf("fork on %s at %s", f.Branch, gitIn(t, dir, "rev-parse", "HEAD"))
+	if f.Branch != "praxis/s2" || gittest.Run(t, dir, "rev-parse", "HEAD") != first {
+		t.Errorf("fork on %s at %s", f.Branch, gittest.Run(t, dir, "rev-parse", "HEAD"))
 	}
-	if r2, err := Resume(ctx, dir, "s1"); err != nil || gitIn(t, dir, "branch", "--show-current") != "praxis/s1" || r2.Branch != "praxis/s1" {
+	if r2, err := Resume(ctx, dir, "s1"); err != nil || gittest.Run(t, dir, "branch", "--show-current") != "praxis/s1" || r2.Branch != "praxis/s1" {
 		t.Errorf("resume: %v", err)
 	}
 }
@@ -106,7 +88,7 @@ func TestDirtyTree(t *testing.T) {
 		if _, err := Start(ctx, dir, "s", Clean, ""); !errors.Is(err, ErrDirty) || !strings.Contains(err.Error(), "--git=stash") {
 			t.Fatalf("err %v", err)
 		}
-		if cur := gitIn(t, dir, "branch", "--show-current"); cur != "main" {
+		if cur := gittest.Run(t, dir, "branch", "--show-current"); cur != "main" {
 			t.Errorf("switched to %s", cur)
 		}
 	})
@@ -120,7 +102,7 @@ func TestDirtyTree(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
 			t.Errorf("a.txt %q after the stash", b)
 		}
-		if list := gitIn(t, dir, "stash", "list"); !strings.Contains(list, "praxis: before session s") {
+		if list := gittest.Run(t, dir, "stash", "list"); !strings.Contains(list, "praxis: before session s") {
 			t.Errorf("stash list %q", list)
 		}
 		if _, err := os.Stat(filepath.Join(dir, ".praxis/sessions/x.jsonl")); err != nil {
@@ -134,12 +116,12 @@ func TestDirtyTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if msg := gitIn(t, dir, "log", "-1", "--format=%s"); !strings.Contains(msg, "uncommitted changes before session s") {
+		if msg := gittest.Run(t, dir, "log", "-1", "--format=%s"); !strings.Contains(msg, "uncommitted changes before session s") {
 			t.Errorf("first commit %q", msg)
 		}
 		write(t, dir, "b.txt", "b\n")
 		c, _ := r.Commit(ctx, 1, "b")
-		if files := gitIn(t, dir, "show", "--name-only", "--format=", c); files != "b.txt" {
+		if files := gittest.Run(t, dir, "show", "--name-only", "--format=", c); files != "b.txt" {
 			t.Errorf("the step's commit holds %q", files)
 		}
 	})

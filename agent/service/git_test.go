@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/praxis-tools/praxis/agent"
 	"github.com/praxis-tools/praxis/agent/checkpoint"
+	"github.com/praxis-tools/praxis/internal/gittest"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -21,26 +21,8 @@ import (
 // branch, journaled; a fork at an event before it starts its branch from
 // the commit before that step.
 func TestGitCheckpointsAndFork(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	ws := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	git("config", "user.email", "t@example.com")
-	git("config", "user.name", "T")
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git("add", "a.txt")
-	git("commit", "-q", "-m", "base")
+	repo := gittest.New(t, map[string]string{"a.txt": "a\n"})
+	ws, git := repo.Dir, repo.Git
 	base := git("rev-parse", "HEAD")
 
 	write := praxis.Tool{

@@ -2,12 +2,12 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/praxis-tools/praxis/agent"
+	"github.com/praxis-tools/praxis/internal/gittest"
 )
 
 // TestAgentGitCheckpoints runs the real binary with --git on a real
@@ -15,24 +15,8 @@ import (
 // a file is a commit with the session's trailers, recorded in the journal;
 // a dirty tree is refused.
 func TestAgentGitCheckpoints(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	ws := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	git("config", "user.email", "t@example.com")
-	git("config", "user.name", "T")
-	writeFile(t, filepath.Join(ws, "a.txt"), "one\n")
-	git("add", "a.txt")
-	git("commit", "-q", "-m", "first")
+	repo := gittest.New(t, map[string]string{"a.txt": "one\n"})
+	ws, git := repo.Dir, repo.Git
 	script := writeFile(t, filepath.Join(t.TempDir(), "s.json"), `{"turns": [
 		{"text": "Writing b.", "tool_calls": [{"name": "write_file", "input": {"path": "b.txt", "content": "bee\n"}}]},
 		{"text": "Looking.", "tool_calls": [{"name": "list_dir", "input": {}}]},
