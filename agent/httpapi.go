@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/praxis-tools/praxis/internal/sse"
@@ -200,7 +201,7 @@ func isJSONReply(resp *http.Response) bool {
 }
 
 // streamWord finds the word stream or streaming (not upstream).
-var streamWord = regexp.MustCompile(`(?i)\bstream(ing)?\b`)
+var streamWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bstream(ing)?\b`) })
 
 // refusesStreaming reports whether err is an API's refusal to stream, so
 // that the same request may be sent again without streaming.
@@ -209,7 +210,7 @@ func refusesStreaming(err error) bool {
 	if !errors.As(err, &ae) || ae.Kind != ErrRefused || ae.Status < 400 || ae.Status >= 500 {
 		return false
 	}
-	return streamWord.MatchString(ae.Message)
+	return streamWord().MatchString(ae.Message)
 }
 
 // withUsage adds u to the usage of err when it is an *APIError.

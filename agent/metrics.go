@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Metrics measure how a run went, to compare harness configurations on the
@@ -73,9 +74,15 @@ func newMetricsCollector() *metricsCollector {
 }
 
 var (
-	readHeader = regexp.MustCompile(`(?m)^# (\S+) version=\S+ lines=(\d+)-(\d+) of \d+`)
-	editedLine = regexp.MustCompile(`(?m)^edited (\S+): version \S+ -> \S+, \+(\d+) -(\d+) lines`)
-	wroteLine  = regexp.MustCompile(`^(?:created (\S+)|replaced (\S+) \(was version \S+\)): version \S+, (\d+) lines`)
+	readHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^# (\S+) version=\S+ lines=(\d+)-(\d+) of \d+`)
+	})
+	editedLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^edited (\S+): version \S+ -> \S+, \+(\d+) -(\d+) lines`)
+	})
+	wroteLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:created (\S+)|replaced (\S+) \(was version \S+\)): version \S+, (\d+) lines`)
+	})
 )
 
 func (c *metricsCollector) observe(ev Event) {
@@ -135,13 +142,13 @@ func (c *metricsCollector) result(ev, start Event) {
 		c.m.Errors[code].Recovered++
 	}
 	delete(c.pending, key)
-	for _, m := range readHeader.FindAllStringSubmatch(ev.Output, -1) {
+	for _, m := range readHeader().FindAllStringSubmatch(ev.Output, -1) {
 		from, _ := strconv.Atoi(m[2])
 		to, _ := strconv.Atoi(m[3])
 		c.read[m[1]] = append(c.read[m[1]], [2]int{from, to})
 	}
 	if ev.Tool == "edit_file" {
-		for _, m := range editedLine.FindAllStringSubmatch(ev.Output, -1) {
+		for _, m := range editedLine().FindAllStringSubmatch(ev.Output, -1) {
 			a, _ := strconv.Atoi(m[2])
 			r, _ := strconv.Atoi(m[3])
 			c.changed(m[1], a+r)
@@ -151,7 +158,7 @@ func (c *metricsCollector) result(ev, start Event) {
 			c.m.EditsInRead++
 		}
 	}
-	if m := wroteLine.FindStringSubmatch(ev.Output); m != nil && ev.Tool == "write_file" {
+	if m := wroteLine().FindStringSubmatch(ev.Output); m != nil && ev.Tool == "write_file" {
 		n, _ := strconv.Atoi(m[3])
 		c.changed(m[1]+m[2], n)
 	}

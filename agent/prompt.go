@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/praxis-tools/praxis/praxis"
@@ -13,7 +14,11 @@ import (
 //go:embed system.md
 var systemTemplate string
 
-var systemPrompt = template.Must(template.New("system").Parse(systemTemplate))
+// systemPrompt is the parsed template, parsed on first use rather than at
+// start-up: most commands never build a prompt.
+var systemPrompt = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("system").Parse(systemTemplate))
+})
 
 // PromptInfo is what the default system prompt tells the model.
 type PromptInfo struct {
@@ -66,7 +71,7 @@ func listing(ctx context.Context, tools *praxis.Catalog, name string) string {
 // SystemPrompt renders the default system prompt.
 func SystemPrompt(info PromptInfo) string {
 	var b strings.Builder
-	if err := systemPrompt.Execute(&b, info); err != nil {
+	if err := systemPrompt().Execute(&b, info); err != nil {
 		panic("agent: system prompt template: " + err.Error()) // a build-time mistake
 	}
 	return strings.TrimSpace(b.String()) + "\n"

@@ -54,8 +54,8 @@ func (c *Catalog) Add(t Tool) error {
 		return fmt.Errorf("tool %q: a tool needs a name and a handler", t.Name)
 	}
 	var s func() *jsonschema.Resolved
-	if t.typed != nil {
-		s = func() *jsonschema.Resolved { return t.typed().resolved }
+	if t.typedInput != nil {
+		s = t.typedInput
 	} else {
 		rs, err := resolveInput(t.InputSchema)
 		if err != nil {

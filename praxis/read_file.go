@@ -3,6 +3,8 @@ package praxis
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"unsafe"
 
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
@@ -38,13 +40,17 @@ func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 		Path: rel, Version: version, From: from, To: to, Total: total,
 		EOL: doc.Style(), BOM: doc.BOM(), FinalNewline: doc.FinalNewline(), Size: fi.Size(),
 	}
-	buf := make([]byte, 0, len(doc.Bytes())+16*(to-from+1)+256)
+	// Room for every line shown: its content, and its number (no longer
+	// than the last one's), ":", tag, "|" and "\n"; one allocation, which
+	// becomes the result's text without a copy.
+	perLine := len(strconv.Itoa(to)) + 1 + hashline.TagLen + 2
+	buf := make([]byte, 0, len(doc.Bytes())+perLine*(to-from+1)+256)
 	buf = info.appendHeader(buf)
 	buf = doc.AppendRender(buf, max(from, 1), to, lineClip)
 	if to < total {
 		buf = fmt.Appendf(buf, "# %d more lines: read_file with offset=%d to continue\n", total-to, to+1)
 	}
-	info.text = string(buf)
+	info.text = unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is not used again
 	return info, nil
 }
 

@@ -225,7 +225,7 @@ func TestCatalogValidatesExternalSchemas(t *testing.T) {
 func BenchmarkValidateArgs(b *testing.B) {
 	tool := NewTool("read_file", "", Annotations{}, func(context.Context, readArgs) (fileInfo, error) { return fileInfo{}, nil })
 	args := json.RawMessage(`{"path":"internal/app/server.go","offset":10,"limit":200}`)
-	schema := tool.typed().resolved
+	schema := tool.typedInput()
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := validateArgs(schema, args); err != nil {

@@ -46,12 +46,16 @@ type Tool struct {
 	// typed returns the generated schemas of a tool made by NewTool,
 	// generating them on first use; nil for a tool built by hand.
 	typed func() *typedSchemas
+	// typedInput returns the input schema of a tool made by NewTool,
+	// resolved for validating arguments, generating it on first use: a
+	// call needs neither the output schema nor the JSON of either.
+	typedInput func() *jsonschema.Resolved
 }
 
-// typedSchemas are the schemas NewTool generates from a tool's types.
+// typedSchemas are the schemas NewTool generates from a tool's types, as
+// listings show them.
 type typedSchemas struct {
-	in, out  json.RawMessage
-	resolved *jsonschema.Resolved // in, resolved for validating arguments
+	in, out json.RawMessage
 }
 
 // withSchemas returns t with its generated schemas filled in.
@@ -75,7 +79,9 @@ type Output interface {
 // tags schema.go describes: descriptions, enums, defaults and bounds.
 // The schemas are generated once per returned Tool, on first use: when a
 // catalog first lists or looks up the tool, or on its first call, so that
-// building an engine costs none of them. The catalog validates a call's
+// building an engine costs none of them; a call generates and resolves the
+// input schema only, the output schema and the JSON of both wait for a
+// listing. The catalog validates a call's
 // arguments against the input schema before h runs; h then receives them
 // decoded into an In that holds the declared defaults of the arguments
 // left out. h's Out becomes the Result: its Text, and the value itself as
@@ -85,15 +91,12 @@ type Output interface {
 // schema: a declaration mistake, which any test that lists the engine's
 // tools finds.
 func NewTool[In any, Out Output](name, description string, ann Annotations, h func(context.Context, In) (Out, error)) Tool {
-	gen := sync.OnceValues(func() (*typedSchemas, In) {
+	// What a call needs: the input schema, resolved, and the defaults.
+	input := sync.OnceValues(func() (*inputSchema, In) {
 		var defaults In
 		in, err := typeSchema(reflect.TypeFor[In]())
 		if err != nil {
 			panic(fmt.Sprintf("praxis: tool %s: input: %v", name, err))
-		}
-		out, err := typeSchema(reflect.TypeFor[Out]())
-		if err != nil {
-			panic(fmt.Sprintf("praxis: tool %s: output: %v", name, err))
 		}
 		d, err := defaultsOf(in)
 		if err != nil {
@@ -108,18 +111,28 @@ func NewTool[In any, Out Output](name, description string, ann Annotations, h fu
 		if err != nil {
 			panic(fmt.Sprintf("praxis: tool %s: input schema: %v", name, err)) // a schema For made always resolves
 		}
-		return &typedSchemas{in: mustMarshal(in), out: mustMarshal(out), resolved: rs}, defaults
+		return &inputSchema{schema: in, resolved: rs}, defaults
+	})
+	// What a listing needs besides: both schemas' JSON.
+	listing := sync.OnceValue(func() *typedSchemas {
+		in, _ := input()
+		out, err := typeSchema(reflect.TypeFor[Out]())
+		if err != nil {
+			panic(fmt.Sprintf("praxis: tool %s: output: %v", name, err))
+		}
+		return &typedSchemas{in: mustMarshal(in.schema), out: mustMarshal(out)}
 	})
 	return Tool{
 		Name:        name,
 		Description: description,
 		Annotations: ann,
-		typed: func() *typedSchemas {
-			s, _ := gen()
-			return s
+		typed:       listing,
+		typedInput: func() *jsonschema.Resolved {
+			in, _ := input()
+			return in.resolved
 		},
 		Handler: func(ctx context.Context, args json.RawMessage) (Result, error) {
-			_, a := gen()
+			_, a := input()
 			if len(args) > 0 {
 				if err := json.Unmarshal(args, &a); err != nil {
 					return Result{}, Errorf(EInvalidArgs, "arguments: %v", err)
@@ -132,6 +145,13 @@ func NewTool[In any, Out Output](name, description string, ann Annotations, h fu
 			return Result{Text: v.Text(), Structured: v}, nil
 		},
 	}
+}
+
+// inputSchema is a typed tool's generated input schema and its resolved
+// form.
+type inputSchema struct {
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
 }
 
 func mustMarshal(s *jsonschema.Schema) json.RawMessage {

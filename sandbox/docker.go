@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,11 +18,9 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
 )
 
 // The scripts the container runs: the agent is its main process, the
@@ -58,7 +57,7 @@ var hostVars = []string{"PATH", "HOME", "TMPDIR"}
 // command is an exec in it, and Close removes it.
 type docker struct {
 	policy  Policy
-	cli     *client.Client
+	cli     *engineAPI
 	ws      string // the workspace with symlinks resolved: its path inside the container too
 	user    string // uid:gid the commands run as
 	session string
@@ -73,7 +72,7 @@ type docker struct {
 // box is a session's running container and the connection to its agent.
 type box struct {
 	id   string
-	conn client.HijackedResponse
+	conn hijacked
 
 	mu      sync.Mutex // one request to the agent at a time
 	replies chan string
@@ -87,7 +86,7 @@ func newDocker(p Policy) (*docker, error) {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: workspace %s is not a directory", ErrInvalid, p.Workspace)
 	}
-	cli, where, err := dockerClient(p.Engine)
+	cli, where, err := newEngineAPI(p.Engine)
 	if err != nil {
 		return nil, fmt.Errorf("%w: docker engine (setting engine:) %s: %v", ErrInvalid, where, err)
 	}
@@ -100,70 +99,42 @@ func newDocker(p Policy) (*docker, error) {
 		owner:   ownerID(),
 	}
 	if d.seccomp, err = dockerSeccomp(); err != nil {
-		cli.Close()
+		cli.close()
 		return nil, fmt.Errorf("building the containers' seccomp profile: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		cli.Close()
+	if err := cli.ping(ctx); err != nil {
+		cli.close()
 		return nil, fmt.Errorf("%w: isolation docker: no Docker engine answers at %s (setting engine:, or DOCKER_HOST): %v", ErrUnavailable, where, err)
 	}
-	if _, err := cli.ImageInspect(ctx, p.Image); err != nil {
-		cli.Close()
-		if cerrdefs.IsNotFound(err) {
+	if err := cli.imageInspect(ctx, p.Image); err != nil {
+		cli.close()
+		if engineStatus(err, http.StatusNotFound) {
 			return nil, fmt.Errorf("%w: image %q (setting image:) is not in the store of the Docker engine at %s; Praxis never pulls: build, load or pull it first", ErrUnavailable, p.Image, where)
 		}
 		return nil, fmt.Errorf("%w: image %q (setting image:): %v", ErrUnavailable, p.Image, err)
 	}
 	if err := d.removeOrphans(ctx); err != nil {
-		cli.Close()
+		cli.close()
 		return nil, fmt.Errorf("%w: removing the containers of earlier sessions: %v", ErrUnavailable, err)
 	}
 	return d, nil
 }
 
-// dockerClient returns a client of the engine at host (default: the
-// environment's DOCKER_HOST, else the local socket) with API-version
-// negotiation, and the address it talks to.
-func dockerClient(host string) (*client.Client, string, error) {
-	opts := []client.Opt{client.FromEnv}
-	if host == "" {
-		host = os.Getenv(client.EnvOverrideHost)
-	}
-	if host != "" {
-		if strings.HasPrefix(host, "ssh://") {
-			dial, err := sshDialer(host)
-			if err != nil {
-				return nil, host, err
-			}
-			opts = append(opts, client.WithHost("http://docker.example.com"), client.WithDialContext(dial))
-		} else {
-			opts = append(opts, client.WithHost(host))
-		}
-	} else {
-		host = client.DefaultDockerHost
-	}
-	cli, err := client.New(opts...)
-	return cli, host, err
-}
-
 // removeOrphans removes the containers of this workspace whose owning
 // Praxis process is gone.
 func (d *docker) removeOrphans(ctx context.Context) error {
-	list, err := d.cli.ContainerList(ctx, client.ContainerListOptions{
-		All:     true,
-		Filters: make(client.Filters).Add("label", labelWorkspace+"="+d.ws),
-	})
+	list, err := d.cli.containerList(ctx, labelWorkspace+"="+d.ws)
 	if err != nil {
 		return err
 	}
-	for _, c := range list.Items {
+	for _, c := range list {
 		if c.State == container.StateRunning && ownerAlive(c.Labels[labelOwner]) {
 			continue
 		}
-		_, err := d.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
-		if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) { // conflict: already being removed
+		err := d.cli.containerRemove(ctx, c.ID)
+		if err != nil && !engineStatus(err, http.StatusNotFound) && !engineStatus(err, http.StatusConflict) { // conflict: already being removed
 			return fmt.Errorf("container %.12s: %w", c.ID, err)
 		}
 	}
@@ -181,22 +152,23 @@ func (d *docker) close() error {
 	if b != nil {
 		err = d.remove(b)
 	}
-	return errors.Join(err, d.cli.Close())
+	return errors.Join(err, d.cli.close())
 }
 
 // remove removes b's container, ending everything in it.
 func (d *docker) remove(b *box) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := d.cli.ContainerRemove(ctx, b.id, client.ContainerRemoveOptions{Force: true})
+	err := d.cli.containerRemove(ctx, b.id)
 	if b.conn.Conn != nil {
 		b.conn.Close()
 	}
-	if cerrdefs.IsConflict(err) {
+	if engineStatus(err, http.StatusConflict) {
 		// The engine is removing it already (its auto-removal at exit):
 		// wait until it is gone.
 		for {
-			if _, err = d.cli.ContainerInspect(ctx, b.id, client.ContainerInspectOptions{}); err != nil {
+			var exists bool
+			if exists, err = d.cli.containerExists(ctx, b.id); !exists {
 				break
 			}
 			select {
@@ -206,7 +178,7 @@ func (d *docker) remove(b *box) error {
 			}
 		}
 	}
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	if err != nil && !engineStatus(err, http.StatusNotFound) {
 		return fmt.Errorf("removing container %.12s: %w", b.id, err)
 	}
 	return nil
@@ -284,25 +256,23 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 			labelSession:   d.session,
 		},
 	}
-	created, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config: cfg, HostConfig: hc, Name: "praxis-" + d.session,
-	})
+	id, err := d.cli.containerCreate(ctx, "praxis-"+d.session, container.CreateRequest{Config: cfg, HostConfig: hc})
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the container from image %q: %v", ErrUnavailable, p.Image, err)
 	}
-	b := &box{id: created.ID, replies: make(chan string, 1), dead: make(chan struct{})}
+	b := &box{id: id, replies: make(chan string, 1), dead: make(chan struct{})}
 	fail := func(err error) (*box, error) {
 		d.remove(b)
 		return nil, err
 	}
-	att, err := d.cli.ContainerAttach(ctx, b.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	att, err := d.cli.containerAttach(ctx, b.id)
 	if err != nil {
 		return fail(fmt.Errorf("%w: attaching to the container: %v", ErrUnavailable, err))
 	}
-	b.conn = att.HijackedResponse
+	b.conn = att
 	stderr := &headWriter{max: 4 << 10}
 	go b.read(stderr)
-	if _, err := d.cli.ContainerStart(ctx, b.id, client.ContainerStartOptions{}); err != nil {
+	if err := d.cli.containerStart(ctx, b.id); err != nil {
 		return fail(fmt.Errorf("%w: starting a container from image %q: %v (the image must provide bash)", ErrUnavailable, p.Image, err))
 	}
 	select {
@@ -450,7 +420,7 @@ func (d *docker) start(ctx context.Context, c Command, dir string, timeout time.
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	id := randomID()
-	cfg := client.ExecCreateOptions{
+	cfg := container.ExecCreateRequest{
 		User:         d.user,
 		AttachStdin:  c.Stdin != nil,
 		AttachStdout: true,
@@ -459,7 +429,7 @@ func (d *docker) start(ctx context.Context, c Command, dir string, timeout time.
 		WorkingDir:   dir,
 		Cmd:          []string{"bash", "-c", dockerLib + dockerWrap, "praxis", dockerLimits(d.policy.Limits) + c.Script},
 	}
-	ex, err := d.cli.ExecCreate(ctx, b.id, cfg)
+	execID, err := d.cli.execCreate(ctx, b.id, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the command in container %.12s: %v", ErrUnavailable, b.id, err)
 	}
@@ -470,12 +440,12 @@ func (d *docker) start(ctx context.Context, c Command, dir string, timeout time.
 		done:    make(chan struct{}),
 	}
 	proc.start = time.Now()
-	att, err := d.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	att, err := d.cli.execStart(ctx, execID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: starting the command in container %.12s: %v", ErrUnavailable, b.id, err)
 	}
-	if in, err := d.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{}); err == nil {
-		proc.pid = in.PID
+	if in, err := d.cli.execInspect(ctx, execID); err == nil {
+		proc.pid = in.Pid
 	}
 	streams := make(chan struct{})
 	go func() {
@@ -488,14 +458,14 @@ func (d *docker) start(ctx context.Context, c Command, dir string, timeout time.
 			att.CloseWrite()
 		}()
 	}
-	go d.supervise(ctx, proc, b, id, ex.ID, att.HijackedResponse, streams, before)
+	go d.supervise(ctx, proc, b, id, execID, att, streams, before)
 	return proc, nil
 }
 
 // supervise waits for the command's wrapper to exit, enforcing the
 // timeout, ctx, Kill and the process limit on the way, then records the
 // result.
-func (d *docker) supervise(ctx context.Context, p *Process, b *box, id, execID string, conn client.HijackedResponse, streams <-chan struct{}, before counters) {
+func (d *docker) supervise(ctx context.Context, p *Process, b *box, id, execID string, conn hijacked, streams <-chan struct{}, before counters) {
 	defer close(p.done)
 	defer conn.Close()
 	pol := d.policy
@@ -555,12 +525,14 @@ wait:
 	defer cancel()
 inspect:
 	for {
-		in, err := d.cli.ExecInspect(ictx, execID, client.ExecInspectOptions{})
+		in, err := d.cli.execInspect(ictx, execID)
 		switch {
 		case err != nil:
 			break inspect
 		case !in.Running:
-			p.res.ExitCode = in.ExitCode
+			if in.ExitCode != nil {
+				p.res.ExitCode = *in.ExitCode
+			}
 			break inspect
 		}
 		select {

@@ -332,7 +332,7 @@ func TestDockerClose(t *testing.T) {
 
 // exists reports whether the engine still has container id.
 func exists(t *testing.T, id string) bool {
-	cli, _, err := dockerClient("")
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestDockerOrphans(t *testing.T) {
 		gone.Wait()
 		f := strings.Split(owner, "/")
 		f[2], f[3] = fmt.Sprint(gone.Process.Pid), start
-		cli, _, err := dockerClient("")
+		cli, err := client.New(client.FromEnv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -553,7 +553,7 @@ func TestDockerStreaming(t *testing.T) {
 // An image without bash is refused at the first command, saying so.
 func TestDockerImageWithoutBash(t *testing.T) {
 	needDocker(t)
-	cli, _, err := dockerClient("")
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +583,7 @@ func TestDockerImageWithoutBash(t *testing.T) {
 // workspaceContainers returns the engine's containers labelled with ws.
 func workspaceContainers(t *testing.T, ws string) []string {
 	t.Helper()
-	cli, _, err := dockerClient("")
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

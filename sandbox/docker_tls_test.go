@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/client"
 )
 
 // TestDockerTLSEngine reaches the engine at a tcp:// address with mutual
@@ -27,7 +29,7 @@ import (
 // local engine's socket; the workspace is the same on both ends.
 func TestDockerTLSEngine(t *testing.T) {
 	img := needDocker(t)
-	local, _, err := dockerClient("")
+	local, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	mdparser "github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -201,10 +201,16 @@ func (l *Loaded) listFiles(ctx context.Context, r *os.Root, dir string, depth in
 	return nil
 }
 
-// findLinks collects the local links and images of body with goldmark and
-// checks that the files they name exist inside the skill.
+// findLinks collects the local links and images of body with goldmark's
+// CommonMark parser and checks that the files they name exist inside the
+// skill. It builds the parser goldmark.DefaultParser builds, from the parser
+// package alone: the goldmark root package would also link (and initialise at
+// start-up) the HTML renderer, which nothing here uses.
 func (l *Loaded) findLinks(r *os.Root, body []byte) {
-	doc := goldmark.DefaultParser().Parse(text.NewReader(body))
+	p := mdparser.NewParser(mdparser.WithBlockParsers(mdparser.DefaultBlockParsers()...),
+		mdparser.WithInlineParsers(mdparser.DefaultInlineParsers()...),
+		mdparser.WithParagraphTransformers(mdparser.DefaultParagraphTransformers()...))
+	doc := p.Parse(text.NewReader(body))
 	seen := map[string]bool{}
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {

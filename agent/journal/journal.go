@@ -47,11 +47,11 @@ const Ext = ".jsonl"
 // MaxLine bounds one line of a journal. A longer line is corruption.
 const MaxLine = 64 << 20
 
-var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 // ValidID reports whether id can name a session: letters, digits, '.', '_'
 // and '-', starting with a letter or digit, at most 128 bytes.
-func ValidID(id string) bool { return validID.MatchString(id) && !strings.Contains(id, "..") }
+func ValidID(id string) bool { return validID().MatchString(id) && !strings.Contains(id, "..") }
 
 // Path returns the journal file of session id in dir.
 func Path(dir, id string) string { return filepath.Join(dir, id+Ext) }

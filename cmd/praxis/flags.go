@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -169,26 +170,28 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 var (
-	reUnknown  = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	reNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
-	reBadValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
-	reSyntax   = regexp.MustCompile(`^bad flag syntax: (.*)$`)
+	reUnknown  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(.*)$`) })
+	reNoValue  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -+(.*)$`) })
+	reBadValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
+	})
+	reSyntax = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^bad flag syntax: (.*)$`) })
 )
 
 // flagProblem says what is wrong with a command line, from an error of the
 // flag package, in the user's terms.
 func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
-	if m := reUnknown.FindStringSubmatch(msg); m != nil {
+	if m := reUnknown().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("there is no flag --%s", m[1])
 	}
-	if m := reNoValue.FindStringSubmatch(msg); m != nil {
+	if m := reNoValue().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("--%s needs a value", m[1])
 	}
-	if m := reSyntax.FindStringSubmatch(msg); m != nil {
+	if m := reSyntax().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%q is not a flag (flags are written --name or --name=value)", m[1])
 	}
-	if m := reBadValue.FindStringSubmatch(msg); m != nil {
+	if m := reBadValue().FindStringSubmatch(msg); m != nil {
 		value, name, why := m[1], m[2], m[3]
 		if f := fs.Lookup(name); f != nil && (why == "parse error" || why == "value out of range" || strings.HasPrefix(why, "time: ")) {
 			why = "wants " + kindOfFlag(f)

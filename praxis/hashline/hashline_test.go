@@ -270,9 +270,15 @@ func TestRenderParallelEqualsSerial(t *testing.T) {
 			serial = AppendLine(serial, n, d.Line(n), tc.clip)
 		}
 		prefix := []byte("header\n")
-		got := d.AppendRender(append([]byte(nil), prefix...), tc.from, tc.to, tc.clip)
-		if !bytes.Equal(got, append(prefix, serial...)) {
-			t.Fatalf("%+v: parallel rendering differs from serial (%d vs %d bytes)", tc, len(got), len(prefix)+len(serial))
+		// A destination with no room, and one with room to spare that holds
+		// stale bytes: the result is written in place there, every byte.
+		roomy := bytes.Repeat([]byte{0xFF}, len(prefix)+len(serial)+100)
+		roomy = append(roomy[:0], prefix...)
+		for name, dst := range map[string][]byte{"tight": append([]byte(nil), prefix...), "roomy": roomy} {
+			got := d.AppendRender(dst, tc.from, tc.to, tc.clip)
+			if !bytes.Equal(got, append(prefix, serial...)) {
+				t.Fatalf("%+v, %s destination: parallel rendering differs from serial (%d vs %d bytes)", tc, name, len(got), len(prefix)+len(serial))
+			}
 		}
 	}
 }

@@ -40,7 +40,12 @@ func (d *Doc) AppendRender(dst []byte, from, to, clip int) []byte {
 		}
 	}
 	bounds[workers] = size
-	out := append(dst, make([]byte, size-len(dst))...)
+	var out []byte
+	if size <= cap(dst) {
+		out = dst[:size] // every byte is written below: no need to clear it
+	} else {
+		out = append(dst, make([]byte, size-len(dst))...)
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -56,9 +61,10 @@ func (d *Doc) AppendRender(dst []byte, from, to, clip int) []byte {
 
 // AppendLine appends one line in hashline form.
 func AppendLine(dst []byte, n int, content []byte, clip int) []byte {
+	start := len(dst)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	dst = append(dst, ':')
-	dst = appendTag(dst, Sum(n, content))
+	dst = appendTag(dst, sumPrefixed(dst[start:], content)) // "n:" is the hash's prefix too
 	dst = append(dst, '|')
 	if cut := clipAt(content, clip); cut < len(content) {
 		dst = append(dst, content[:cut]...)

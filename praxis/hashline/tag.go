@@ -43,7 +43,11 @@ var iv = [8]uint32{0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0
 func Sum(n int, content []byte) uint32 {
 	var prefix [24]byte
 	p := strconv.AppendInt(prefix[:0], int64(n), 10)
-	p = append(p, ':')
+	return sumPrefixed(append(p, ':'), content)
+}
+
+// sumPrefixed is Sum of the message p+content, p being "n:".
+func sumPrefixed(p, content []byte) uint32 {
 	if len(p)+len(content) > chunkSize {
 		msg := make([]byte, 0, len(p)+len(content))
 		h := blake3.Sum256(append(append(msg, p...), content...))

@@ -26,6 +26,11 @@ type Matcher struct {
 	lit   []byte // a literal every match holds; nil if there is none
 	pure  bool   // the pattern is lit itself: every line holding lit matches
 	pivot int    // offset in lit of its rarest byte, searched for first
+	// around checks the bytes next to a hit of lit before the regular
+	// expression runs on its line: every match holds lit with single bytes
+	// of known sets at fixed offsets around it (the digits of
+	// [0-9]{4}-[0-9]{2} around its "-").
+	around []window
 
 	// Without lit, a case-insensitive pattern may still have a run of ASCII
 	// characters every match holds in some mix of cases: seg, in lower
@@ -67,6 +72,9 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 			if byteRank[lit[i]] < byteRank[lit[m.pivot]] {
 				m.pivot = i
 			}
+		}
+		if !m.pure {
+			m.around = windowAround(re, lit)
 		}
 	} else if lit := required(re, true); len(lit) > 0 {
 		m.foldPrefilter(lit)
@@ -235,6 +243,10 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 			if at = m.findLiteral(text, pos); at < 0 {
 				return
 			}
+			if !m.fits(text, at) {
+				pos = at + 1
+				continue
+			}
 		case m.fold:
 			if at = m.findFold(text, pos, &st); at < 0 {
 				return
@@ -343,3 +355,129 @@ func indexFrom(text []byte, pos int, c byte) int {
 }
 
 var newline = []byte{'\n'}
+
+// byteSet is a set of byte values.
+type byteSet [4]uint64
+
+func (s *byteSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
+func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+
+// single returns the set's one member, if it has exactly one.
+func (s *byteSet) single() (byte, bool) {
+	n, b := 0, byte(0)
+	for c := range 256 {
+		if s.has(byte(c)) {
+			n++
+			b = byte(c)
+		}
+	}
+	return b, n == 1
+}
+
+// window is one byte of a match at a fixed offset from its literal.
+type window struct {
+	off int // from the literal's first byte
+	set byteSet
+}
+
+// maxWindow bounds the bytes checked on each side of a literal.
+const maxWindow = 16
+
+// windowAround returns the checks of the bytes around lit that every match
+// of re passes: re read as a sequence of single bytes (literal bytes,
+// ASCII classes, case-folded ASCII letters) and parts of no fixed width,
+// the bytes of fixed width next to the first place where the sequence
+// spells lit. Every match has lit there, so a hit of lit that fails a
+// check is not that place of any match: the search moves on to the next
+// hit, which may be.
+func windowAround(re *syntax.Regexp, lit []byte) []window {
+	var seq []*byteSet // nil: a part of no fixed width
+	flatten(re, &seq)
+	at := -1
+	for k := 0; k+len(lit) <= len(seq) && at < 0; k++ {
+		at = k
+		for j, c := range lit {
+			if seq[k+j] == nil {
+				at = -1
+				break
+			}
+			if b, ok := seq[k+j].single(); !ok || b != c {
+				at = -1
+				break
+			}
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	var w []window
+	for i := at - 1; i >= 0 && at-i <= maxWindow && seq[i] != nil; i-- {
+		w = append(w, window{off: i - at, set: *seq[i]})
+	}
+	for i := at + len(lit); i < len(seq) && i-at-len(lit) < maxWindow && seq[i] != nil; i++ {
+		w = append(w, window{off: i - at, set: *seq[i]})
+	}
+	return w
+}
+
+// flatten appends re as a sequence of single-byte sets to seq, nil for a
+// part of no fixed single-byte width. Zero-width assertions add nothing.
+func flatten(re *syntax.Regexp, seq *[]*byteSet) {
+	switch re.Op {
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			flatten(sub, seq)
+		}
+	case syntax.OpCapture:
+		flatten(re.Sub[0], seq)
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 {
+				if !asciiFoldClosed(r) {
+					*seq = append(*seq, nil)
+					continue
+				}
+				s := new(byteSet)
+				s.add(byte(r))
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					s.add(byte(f))
+				}
+				*seq = append(*seq, s)
+				continue
+			}
+			for _, c := range utf8.AppendRune(nil, r) {
+				s := new(byteSet)
+				s.add(c)
+				*seq = append(*seq, s)
+			}
+		}
+	case syntax.OpCharClass:
+		s := new(byteSet)
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1] >= utf8.RuneSelf {
+				*seq = append(*seq, nil) // may match a character of several bytes
+				return
+			}
+			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
+				s.add(byte(c))
+			}
+		}
+		*seq = append(*seq, s)
+	default:
+		*seq = append(*seq, nil)
+	}
+}
+
+// fits reports whether the bytes around a hit of m.lit at s pass m.around.
+func (m *Matcher) fits(text []byte, s int) bool {
+	for i := range m.around {
+		w := &m.around[i]
+		j := s + w.off
+		if j < 0 || j >= len(text) || !w.set.has(text[j]) {
+			return false
+		}
+	}
+	return true
+}

@@ -81,8 +81,18 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{"e{2,}", false, false},
 		{"(err)+ !=", false, false},
 		{"zzz", false, false},
+		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, false, false},
+		{`-[0-9]-`, false, false},
+		{`\bx\d\d`, false, false},
+		{`(?i)a-b[0-9]`, false, false},
+		{`[0-9]-[^0-9]`, false, false},
+		{`(\d\d)-(x|y)-\d`, false, false},
+		{`ü-[a-z]`, false, false},
+		{`^\d-\d$`, false, false},
 	}
 	texts := map[string][]byte{
+		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
+			"x12-a x1-b-2 A-B1 a-b2\n3-4\n 5-6 \n12-x-3 ü-a ü-\u00e9\n--1999-01-01\n"),
 		"sample":          []byte(sample),
 		"sample+newline":  []byte(sample + "\n"),
 		"empty":           nil,
@@ -133,6 +143,40 @@ func TestPrefilterChoice(t *testing.T) {
 		}
 		if m.Literal() != tt.lit || m.pure != tt.pure || m.fold != tt.fold {
 			t.Errorf("%q: literal %q pure %v fold %v, want %q %v %v", tt.pattern, m.Literal(), m.pure, m.fold, tt.lit, tt.pure, tt.fold)
+		}
+	}
+}
+
+// TestWindowAround checks which bytes around a pattern's literal are
+// checked before its regular expression runs: the fixed-width single bytes
+// next to the literal, up to the first part of no fixed width.
+func TestWindowAround(t *testing.T) {
+	tests := []struct {
+		pattern string
+		offs    []int // offsets from the literal's first byte, left side first
+	}{
+		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}},
+		{`a+--[0-9]`, []int{2}}, // not the a of a+, of no fixed width
+		{`a+-[0-9]`, nil},       // the literal is a, of a+
+		{`\bx\d\d`, []int{1, 2}},
+		{`(\d\d)-(x|y)-\d`, []int{-1, -2, 1, 2, 3}}, // x|y is the class [x-y]
+		{`(\d\d)-(xx|y)-\d`, []int{-1, -2}},
+		{`é[a-z]`, []int{2}},
+		{`[^0-9]-x`, nil},
+		{`func \w+\(ctx context\.Context`, nil},
+		{`err != nil`, nil},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offs []int
+		for _, w := range m.around {
+			offs = append(offs, w.off)
+		}
+		if !slices.Equal(offs, tt.offs) {
+			t.Errorf("%q (literal %q): offsets %v, want %v", tt.pattern, m.Literal(), offs, tt.offs)
 		}
 	}
 }
@@ -224,6 +268,7 @@ func FuzzLines(f *testing.F) {
 	f.Add("err", false, false, []byte(sample))
 	f.Add("k", false, true, []byte("K\nK\n"))
 	f.Add(`\w+$`, false, false, []byte("a b\r\nc"))
+	f.Add(`[0-9]{4}-[0-9]{2}`, false, false, []byte("1-2 2026-11\n-11"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
@@ -272,6 +317,7 @@ func BenchmarkLines(b *testing.B) {
 		{"rare", "ExceedinglyRareToken", false},
 		{"regex", `func \w+\(ctx context\.Context`, false},
 		{"fold", "exceedinglyraretoken", true},
+		{"class", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false},
 	} {
 		m, err := Compile(c.pattern, false, c.ignoreCase)
 		if err != nil {

@@ -154,11 +154,24 @@ func (d dirFD) modTime(name string) (int64, error) {
 
 // readFile reads the regular file name into buf. O_NONBLOCK keeps a FIFO
 // swapped in after the directory was read from blocking the open.
+//
+// Most files are read in one system call besides the open and the close:
+// the file is read into buf without asking its size first, and a read that
+// stops short of the buffer's end, not at a page boundary, is the end of a
+// regular file (Linux returns a short read from a regular file only at its
+// end, or where its cached pages stop, which is a page boundary). Only a
+// file that fills the buffer is stat'ed, to check that it is a regular file
+// within max bytes and to size the buffer: a device or anything else that
+// gives data without end is refused there. Anything else that is not a
+// regular file either refuses the read (a directory, a FIFO with no data)
+// or gives what an attacker who may swap it in could have written into a
+// file anyway. An empty read is stat'ed too: a FIFO without a writer gives
+// one.
 func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
@@ -170,40 +183,78 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, ErrNotRegular
-	}
-	if st.Size > max {
-		return nil, ErrTooLarge
-	}
-	size := int(st.Size)
-	if cap(buf) < size+1 {
-		buf = make([]byte, 0, size+size/8+512)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, minReadBuf)
 	}
 	buf = buf[:0]
+	size := -1 // known once stat'ed
 	for {
 		if len(buf) == cap(buf) {
+			if size < 0 {
+				var st unix.Stat_t
+				if err := unix.Fstat(fd, &st); err != nil {
+					return nil, err
+				}
+				if st.Mode&unix.S_IFMT != unix.S_IFREG {
+					return nil, ErrNotRegular
+				}
+				if st.Size > max {
+					return nil, ErrTooLarge
+				}
+				size = int(st.Size)
+				if len(buf) == size {
+					return buf, nil
+				}
+			}
 			if int64(len(buf)) > max {
 				return nil, ErrTooLarge
 			}
-			buf = append(buf, 0)[:len(buf)]
+			need := len(buf) + 1
+			if size >= need {
+				need = size + 1 // room to see the end: a file may grow
+			}
+			grown := make([]byte, len(buf), need+need/8+512)
+			copy(grown, buf)
+			buf = grown
 		}
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if errors.Is(err, unix.EINTR) {
+		switch {
+		case errors.Is(err, unix.EINTR):
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, unix.EISDIR), errors.Is(err, unix.EAGAIN):
+			return nil, ErrNotRegular // a directory or a FIFO swapped in
+		case err != nil:
 			return nil, err
 		}
 		buf = buf[:len(buf)+n]
-		// A regular file that has given its whole size is done: saving
-		// the read that would return 0 matters over thousands of files.
-		if n == 0 || len(buf) == size {
+		if int64(len(buf)) > max {
+			return nil, ErrTooLarge
+		}
+		// Done at the end of the file: a read of nothing, the size the
+		// stat gave, or a short read that is not at a page boundary.
+		// Saving the read that would return 0 matters over thousands of
+		// files.
+		if n == 0 && len(buf) == 0 && size < 0 {
+			// Empty: a FIFO without a writer reads so too.
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				return nil, err
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFREG {
+				return nil, ErrNotRegular
+			}
+			return buf, nil
+		}
+		if n == 0 || len(buf) == size || (size < 0 && len(buf) < cap(buf) && len(buf)%pageSize != 0) {
 			return buf, nil
 		}
 	}
 }
+
+// minReadBuf is the buffer readFile starts with when given none; pageSize
+// is the granularity at which a regular file's read may stop short before
+// its end.
+const (
+	minReadBuf = 16 << 10
+	pageSize   = 4096
+)

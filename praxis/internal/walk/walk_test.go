@@ -1,8 +1,10 @@
 package walk
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,5 +349,63 @@ func TestReadLimit(t *testing.T) {
 		if want := limit < 1000; errors.Is(got, ErrTooLarge) != want {
 			t.Errorf("limit %d: %v", limit, got)
 		}
+	}
+}
+
+// TestReadSizes reads files of sizes around the page size and the read
+// buffer's, into no buffer, a small one and one reused across the files in
+// either order: every read must give the file's bytes exactly, and a file
+// over the limit must be refused whatever the buffer.
+func TestReadSizes(t *testing.T) {
+	sizes := []int{0, 1, 100, 4095, 4096, 4097, 8192, 16383, 16384, 16385, 20000, 65536, 65537, 300000}
+	dir := t.TempDir()
+	want := map[string][]byte{}
+	for i, n := range sizes {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte('a' + (i+j)%26)
+		}
+		name := fmt.Sprintf("f%06d", n)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = data
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	bufs := map[string]func() []byte{
+		"none":   func() []byte { return nil },
+		"small":  func() []byte { return make([]byte, 10) },
+		"page":   func() []byte { return make([]byte, 0, 4096) },
+		"exact":  func() []byte { return make([]byte, 0, 16384) },
+		"larger": func() []byte { return make([]byte, 0, 1<<20) },
+	}
+	for name, mk := range bufs {
+		t.Run(name, func(t *testing.T) {
+			reused := mk()
+			_, err := Walk(context.Background(), root, "", Options{Workers: 1}, func(_ int, f *File) error {
+				for _, buf := range [][]byte{mk(), reused} {
+					got, err := f.Read(buf, 1<<20)
+					if err != nil {
+						return fmt.Errorf("%s: %w", f.Name, err)
+					}
+					if !bytes.Equal(got, want[f.Name]) {
+						return fmt.Errorf("%s: read %d bytes, want %d", f.Name, len(got), len(want[f.Name]))
+					}
+					reused = got[:0]
+				}
+				limit := int64(len(want[f.Name]) - 1)
+				if _, err := f.Read(mk(), limit); limit >= 0 && !errors.Is(err, ErrTooLarge) {
+					return fmt.Errorf("%s with limit %d: %v, want ErrTooLarge", f.Name, limit, err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
