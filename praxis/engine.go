@@ -121,7 +121,7 @@ func New(opts Options) (*Engine, error) {
 		opts:    opts,
 		ws:      ws,
 		log:     opts.Logger,
-		history: newHistory(opts.HistoryBytes),
+		history: newHistory(),
 		memSem:  make(chan struct{}, 1),
 	}
 	e.versions = newVersionStore(ws.root, opts.HistoryBytes, opts.MaxFileBytes, opts.Logger)

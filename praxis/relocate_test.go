@@ -1,0 +1,267 @@
+package praxis
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/praxis-tools/praxis/praxis/hashline"
+)
+
+// numbered returns lines "line 1" .. "line n", each ended by a newline.
+func numbered(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("line %d\n", i+1)
+	}
+	return out
+}
+
+// TestRelocation edits a file with the anchors of a read after someone
+// else changed it: the edit lands on its lines when they and their
+// neighbours are unchanged, and is refused with fresh anchors otherwise.
+func TestRelocation(t *testing.T) {
+	base := numbered(20)
+	join := func(ls ...[]string) string {
+		var b strings.Builder
+		for _, l := range ls {
+			b.WriteString(strings.Join(l, ""))
+		}
+		return b.String()
+	}
+	with := func(i int, s string) []string { // base with line i (1-based) replaced
+		out := append([]string(nil), base...)
+		out[i-1] = s
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		other string // the file as someone else left it
+		ops   func(a []string) []map[string]any
+		want  string // "" when refused
+		why   string // a fragment of the refusal; "direct" when the anchors name lines of the new version
+	}{
+		{"lines inserted above", join([]string{"new 1\n", "new 2\n"}, base),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("replace_line", "tag", a[9], "new_text", "TEN")}
+			},
+			join([]string{"new 1\n", "new 2\n"}, with(10, "TEN\n")), ""},
+		{"lines deleted above and inserted below", join(base[3:], []string{"tail\n"}),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("replace_range", "start_tag", a[9], "end_tag", a[11], "new_text", "X")}
+			},
+			join(base[3:9], []string{"X\n"}, base[12:], []string{"tail\n"}), ""},
+		{"insert and delete ops", join(base[:2], base[4:]),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("insert_after", "tag", a[14], "new_text", "after 15"),
+					op("insert_before", "tag", a[5], "new_text", "before 6"), op("delete_line", "tag", a[17])}
+			},
+			join(base[:2], base[4:5], []string{"before 6\n"}, base[5:15], []string{"after 15\n"}, base[15:17], base[18:]), ""},
+		{"the line itself changed", join(with(10, "changed\n")),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("replace_line", "tag", a[9], "new_text", "TEN")}
+			},
+			"", "changed since"},
+		{"a neighbour changed", join([]string{"top\n"}, with(11, "changed\n")),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("replace_line", "tag", a[9], "new_text", "TEN")}
+			},
+			"", "or a line next to them"},
+		{"a line inserted inside the range", join([]string{"top\n"}, base[:12], []string{"inside\n"}, base[12:]),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("delete_range", "start_tag", a[9], "end_tag", a[14])}
+			},
+			"", "lines 10-15"},
+		{"a line inserted right after an insertion point", join([]string{"top\n"}, base[:10], []string{"theirs\n"}, base[10:]),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("insert_after", "tag", a[9], "new_text", "mine")}
+			},
+			"", "the place after line 10"},
+		{"first line, lines added at the end", join(base, []string{"end\n"}),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("replace_line", "tag", a[0], "new_text", "FIRST")}
+			},
+			join(with(1, "FIRST\n"), []string{"end\n"}), "direct"},
+		{"first line, lines added at the start", join([]string{"start\n"}, base),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("replace_line", "tag", a[0], "new_text", "FIRST")}
+			},
+			"", "line 1 of that version"},
+		{"last line, lines added at the start", join([]string{"start\n"}, base),
+			func(a []string) []map[string]any { return []map[string]any{op("delete_line", "tag", a[19])} },
+			join([]string{"start\n"}, base[:19]), ""},
+		{"last line, a line added at the end, base_version given", join(base, []string{"end\n"}),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("insert_after", "tag", a[19], "new_text", "mine")}
+			},
+			"", "the place after line 20"},
+		{"append and prepend go where the file ends now", join([]string{"start\n"}, base),
+			func(a []string) []map[string]any {
+				return []map[string]any{op("append", "new_text", "end"), op("replace_line", "tag", a[4], "new_text", "FIVE")}
+			},
+			join([]string{"start\n"}, with(5, "FIVE\n"), []string{"end\n"}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, dir := newTestEngine(t, map[string]string{"f.txt": join(base)})
+			a := anchors(t, e, "f.txt")
+			writeTestFile(t, filepath.Join(dir, "f.txt"), tc.other)
+			args := map[string]any{"path": "f.txt", "ops": tc.ops(a)}
+			if strings.Contains(tc.name, "base_version") {
+				args["base_version"] = hashline.Version([]byte(join(base)))
+			}
+			res := call(t, e, "edit_file", args)
+			got := readTestFile(t, filepath.Join(dir, "f.txt"))
+			if tc.want == "" {
+				mustFail(t, res, EAnchorStale, tc.why, "now version "+hashline.Version([]byte(tc.other)))
+				if got != tc.other {
+					t.Errorf("a refused edit wrote the file: %q", got)
+				}
+				return
+			}
+			mustOK(t, res)
+			if got != tc.want {
+				t.Fatalf("got:\n%s\nwant:\n%s", got, tc.want)
+			}
+			from := hashline.Version([]byte(join(base)))
+			if tc.why == "direct" {
+				from = ""
+			}
+			if from != "" && !strings.Contains(res.Text, "relocated: the anchors were read from version "+from) {
+				t.Errorf("the result does not say it was relocated:\n%s", res.Text)
+			}
+			raw, err := json.Marshal(res.Structured)
+			var s struct {
+				Files []struct {
+					RelocatedFrom string `json:"relocated_from"`
+				} `json:"files"`
+			}
+			if err == nil {
+				err = json.Unmarshal(raw, &s)
+			}
+			if err != nil || len(s.Files) != 1 || s.Files[0].RelocatedFrom != from {
+				t.Errorf("structured result: %s (%v)", raw, err)
+			}
+		})
+	}
+}
+
+// TestRelocationDuplicates: an edit whose lines and neighbours occur more
+// than once is never placed by guessing which copy is meant.
+func TestRelocationDuplicates(t *testing.T) {
+	block := "func f() {\n\treturn nil\n}\n"
+	base := "package p\n\n" + block + "\n" + block
+	e, dir := newTestEngine(t, map[string]string{"f.go": base})
+	a := anchors(t, e, "f.go")
+	// The second copy's "return nil" is line 8; someone deletes the first copy.
+	writeTestFile(t, filepath.Join(dir, "f.go"), "package p\n\n"+block)
+	mustFail(t, call(t, e, "edit_file", edit("f.go", op("replace_line", "tag", a[7], "new_text", "\treturn err"))),
+		EAnchorStale, "occurs more than once")
+	if got := readTestFile(t, filepath.Join(dir, "f.go")); got != "package p\n\n"+block {
+		t.Errorf("written: %q", got)
+	}
+}
+
+// TestRelocationBaseVersion: base_version names the version the anchors
+// were read from. An anchor that happens to match a line of the current
+// version which is not the line it named is refused, not applied there.
+func TestRelocationBaseVersion(t *testing.T) {
+	lines := numbered(20)
+	lines[8], lines[11] = "\n", "\n" // blank lines 9 and 12
+	base := strings.Join(lines, "")
+	other := "a\nb\nc\n" + base // line 12 is now base's blank line 9
+	setup := func(t *testing.T) (*Engine, string, []string) {
+		e, dir := newTestEngine(t, map[string]string{"f.txt": base})
+		a := anchors(t, e, "f.txt")
+		writeTestFile(t, filepath.Join(dir, "f.txt"), other)
+		return e, dir, a
+	}
+	bv := hashline.Version([]byte(base))
+	t.Run("known base", func(t *testing.T) {
+		e, dir, a := setup(t)
+		mustFail(t, call(t, e, "edit_file", map[string]any{"path": "f.txt", "base_version": bv,
+			"ops": []any{op("replace_line", "tag", a[11], "new_text", "twelve")}}), EAnchorStale, "which is line 15 now")
+		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != other {
+			t.Errorf("written: %q", got)
+		}
+		res := mustOK(t, call(t, e, "edit_file", map[string]any{"path": "f.txt", "base_version": bv,
+			"ops": []any{op("replace_line", "tag", a[14], "new_text", "fifteen")}}))
+		if want := strings.Replace(other, "line 15\n", "fifteen\n", 1); readTestFile(t, filepath.Join(dir, "f.txt")) != want {
+			t.Errorf("got %q", readTestFile(t, filepath.Join(dir, "f.txt")))
+		}
+		if !strings.Contains(res.Text, "relocated") {
+			t.Errorf("not said relocated:\n%s", res.Text)
+		}
+	})
+	t.Run("another anchor of the call is stale", func(t *testing.T) {
+		e, _, a := setup(t)
+		mustFail(t, call(t, e, "edit_file", edit("f.txt",
+			op("replace_line", "tag", a[11], "new_text", "twelve"), op("replace_line", "tag", a[4], "new_text", "five"))),
+			EAnchorStale, "op 0", "which is line 15 now")
+	})
+	t.Run("unknown base", func(t *testing.T) {
+		e, _, a := setup(t)
+		mustFail(t, call(t, e, "edit_file", map[string]any{"path": "f.txt", "base_version": "0123456789abcdef",
+			"ops": []any{op("replace_line", "tag", a[14], "new_text", "fifteen")}}), EAnchorStale, "base_version 0123456789abcdef is not a version of it the engine knows")
+	})
+	t.Run("malformed base", func(t *testing.T) {
+		e, _, a := setup(t)
+		mustFail(t, call(t, e, "edit_file", map[string]any{"path": "f.txt", "base_version": "../../x",
+			"ops": []any{op("replace_line", "tag", a[14], "new_text", "fifteen")}}), EInvalidArgs, "is not a version")
+	})
+}
+
+// TestRelocationAmbiguousVersions: two versions the engine served both
+// have the anchored line, in places the current version holds apart: the
+// edit is refused.
+func TestRelocationAmbiguousVersions(t *testing.T) {
+	v1 := "x\nT\ny\n"
+	v2 := "p\nT\nq\n"
+	e, dir := newTestEngine(t, map[string]string{"f.txt": v1})
+	a1 := anchors(t, e, "f.txt")
+	writeTestFile(t, filepath.Join(dir, "f.txt"), v2)
+	a2 := anchors(t, e, "f.txt")
+	if a1[1] != a2[1] {
+		t.Fatalf("the anchors of T differ: %s %s", a1[1], a2[1])
+	}
+	now := "p\nT\nq\nmiddle\nx\nT\ny\n"
+	writeTestFile(t, filepath.Join(dir, "f.txt"), "top\n"+now)
+	mustFail(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a1[1], "new_text", "U"))),
+		EAnchorStale, "place the edit differently")
+	// Naming the version settles it.
+	mustOK(t, call(t, e, "edit_file", map[string]any{"path": "f.txt", "base_version": hashline.Version([]byte(v1)),
+		"ops": []any{op("replace_line", "tag", a1[1], "new_text", "U")}}))
+	if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != "top\np\nT\nq\nmiddle\nx\nU\ny\n" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestRelocationBatch: in an edit of several files, each file relocates on
+// its own; one that cannot stops all.
+func TestRelocationBatch(t *testing.T) {
+	files := map[string]string{"a.txt": strings.Join(numbered(10), ""), "b.txt": strings.Join(numbered(10), "")}
+	e, dir := newTestEngine(t, files)
+	a, b := anchors(t, e, "a.txt"), anchors(t, e, "b.txt")
+	writeTestFile(t, filepath.Join(dir, "a.txt"), "new\n"+files["a.txt"])
+	res := mustOK(t, call(t, e, "edit_file", map[string]any{"files": []any{
+		edit("a.txt", op("replace_line", "tag", a[4], "new_text", "A5")),
+		edit("b.txt", op("replace_line", "tag", b[4], "new_text", "B5")),
+	}}))
+	if !strings.Contains(res.Text, "relocated") || strings.Count(res.Text, "relocated:") != 1 {
+		t.Errorf("want one relocated file:\n%s", res.Text)
+	}
+	if got := readTestFile(t, filepath.Join(dir, "a.txt")); got != "new\n"+strings.Replace(files["a.txt"], "line 5\n", "A5\n", 1) {
+		t.Errorf("a.txt: %q", got)
+	}
+	a, b = anchors(t, e, "a.txt"), anchors(t, e, "b.txt")
+	writeTestFile(t, filepath.Join(dir, "b.txt"), strings.Replace(readTestFile(t, filepath.Join(dir, "b.txt")), "line 3\n", "three\n", 1))
+	bv := hashline.Version([]byte(files["b.txt"]))
+	mustFail(t, call(t, e, "edit_file", map[string]any{"files": []any{
+		edit("a.txt", op("replace_line", "tag", a[0], "new_text", "A1")),
+		map[string]any{"path": "b.txt", "base_version": bv, "ops": []any{op("replace_line", "tag", b[1], "new_text", "B2")}},
+	}}), EAnchorStale, "files[1] (b.txt)", "or a line next to them")
+	if got := readTestFile(t, filepath.Join(dir, "a.txt")); strings.HasPrefix(got, "A1") {
+		t.Error("a.txt written although b.txt was refused")
+	}
+}
