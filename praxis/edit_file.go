@@ -314,25 +314,45 @@ func (e *Engine) resolveOps(doc *hashline.Doc, rel string, fe fileEdit, version 
 			direct[i][k] = n
 		}
 	}
+	// When the caller names the version its anchors were read from, or
+	// the engine never showed this version (so that the anchors must come
+	// from an earlier one, and a line that matches may have moved), every
+	// op is held to the relocation rule: strict.
 	base := fe.BaseVersion
 	if base == version {
 		base = ""
 	}
-	if len(stale) == 0 && base == "" {
-		ed = make([]hashline.Edit, len(plans))
+	alt, _ := e.ws.Rel(fe.Path)
+	strict := base != ""
+	if !strict && !e.versions.wasServed(rel, version) && !e.versions.wasServed(alt, version) {
+		strict = true
+	}
+	directEdits := func() ([]hashline.Edit, *relocSource, error) {
+		ed := make([]hashline.Edit, len(plans))
 		for i, p := range plans {
+			var err error
 			if ed[i], _, err = p.edit(i, direct[i], doc.Lines()); err != nil {
 				return nil, nil, err
 			}
 		}
 		return ed, nil, nil
 	}
-
-	alt, _ := e.ws.Rel(fe.Path)
-	sources := e.relocationSources(rel, alt, version, base, stale)
+	if len(stale) == 0 && !strict {
+		return directEdits()
+	}
+	match := stale
+	if len(stale) == 0 {
+		for _, p := range plans {
+			match = append(match, p.anchors...)
+		}
+	}
+	sources := e.relocationSources(rel, alt, version, base, match)
+	if len(stale) == 0 && base == "" && len(sources) == 0 {
+		return directEdits() // no earlier version has these lines: they can only be read from this one
+	}
 	var refusal error
 	for _, src := range sources {
-		got, relocated, err := relocateOps(src, plans, direct, doc, base != "")
+		got, relocated, err := relocateOps(src, plans, direct, doc, strict)
 		if err != nil {
 			if refusal == nil {
 				refusal = err
@@ -417,6 +437,7 @@ func relocateOps(src *relocSource, plans []plannedOp, direct [][]int, cur *hashl
 					direct[i][0], inSrc[0], src.version, moved.From), direct[i][0])
 			}
 			ed[i] = x
+			relocated = relocated || ok
 			continue
 		}
 		if !allSrc {

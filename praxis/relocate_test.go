@@ -41,7 +41,7 @@ func TestRelocation(t *testing.T) {
 		other string // the file as someone else left it
 		ops   func(a []string) []map[string]any
 		want  string // "" when refused
-		why   string // a fragment of the refusal; "direct" when the anchors name lines of the new version
+		why   string // a fragment of the refusal
 	}{
 		{"lines inserted above", join([]string{"new 1\n", "new 2\n"}, base),
 			func(a []string) []map[string]any {
@@ -83,7 +83,7 @@ func TestRelocation(t *testing.T) {
 			func(a []string) []map[string]any {
 				return []map[string]any{op("replace_line", "tag", a[0], "new_text", "FIRST")}
 			},
-			join(with(1, "FIRST\n"), []string{"end\n"}), "direct"},
+			join(with(1, "FIRST\n"), []string{"end\n"}), ""},
 		{"first line, lines added at the start", join([]string{"start\n"}, base),
 			func(a []string) []map[string]any {
 				return []map[string]any{op("replace_line", "tag", a[0], "new_text", "FIRST")}
@@ -125,10 +125,7 @@ func TestRelocation(t *testing.T) {
 				t.Fatalf("got:\n%s\nwant:\n%s", got, tc.want)
 			}
 			from := hashline.Version([]byte(join(base)))
-			if tc.why == "direct" {
-				from = ""
-			}
-			if from != "" && !strings.Contains(res.Text, "relocated: the anchors were read from version "+from) {
+			if !strings.Contains(res.Text, "relocated: the anchors were read from version "+from) {
 				t.Errorf("the result does not say it was relocated:\n%s", res.Text)
 			}
 			raw, err := json.Marshal(res.Structured)
@@ -193,6 +190,20 @@ func TestRelocationBaseVersion(t *testing.T) {
 		if !strings.Contains(res.Text, "relocated") {
 			t.Errorf("not said relocated:\n%s", res.Text)
 		}
+	})
+	t.Run("the file changed since it was shown", func(t *testing.T) {
+		// No base_version, and the anchor names a line of the current
+		// version; but the engine never showed that version, so the
+		// anchor is from the one it did show, where it names another line.
+		e, dir, a := setup(t)
+		mustFail(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[11], "new_text", "twelve"))),
+			EAnchorStale, "which is line 15 now")
+		if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != other {
+			t.Errorf("written: %q", got)
+		}
+		// Once it has been shown, the anchors of the current version apply as they are.
+		a = anchors(t, e, "f.txt")
+		mustOK(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[11], "new_text", "twelve"))))
 	})
 	t.Run("another anchor of the call is stale", func(t *testing.T) {
 		e, _, a := setup(t)

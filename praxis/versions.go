@@ -89,7 +89,10 @@ type storeJob struct {
 	logLine string
 }
 
-var versionName = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var (
+	versionName   = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	storeTempName = regexp.MustCompile(`^\.tmp-[0-9a-f]{16}$`)
+)
 
 // validVersion reports whether v has the form of a version.
 func validVersion(v string) bool { return versionName.MatchString(v) }
@@ -186,6 +189,20 @@ func (s *versionStore) recentVersions(path string, limit int) []string {
 		add(v)
 	}
 	return out
+}
+
+// wasServed reports whether the engine (this process or another, as far
+// as the served log tells) showed anchors of path at version.
+func (s *versionStore) wasServed(path, version string) bool {
+	s.mu.Lock()
+	mine := slices.Contains(s.recent[path], version)
+	s.mu.Unlock()
+	if mine {
+		return true
+	}
+	s.diskMu.Lock()
+	defer s.diskMu.Unlock()
+	return slices.Contains(s.readServedLog(path), version)
 }
 
 // keep puts data of version in memory and queues its disk work: writing
@@ -320,7 +337,7 @@ func (s *versionStore) do(j storeJob) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.log.Debug("touching a stored version", "version", j.version, "err", err)
 		} else if j.data != nil {
-			if err := writeAtomic(s.dir, j.version, j.data, 0o644, false); err != nil {
+			if err := s.write(j.version, j.data); err != nil {
 				s.log.Warn("storing a file version", "version", j.version, "err", err)
 			} else {
 				s.onDisk += int64(len(j.data))
@@ -334,6 +351,29 @@ func (s *versionStore) do(j storeJob) {
 	if j.logLine != "" {
 		s.appendServed(j.logLine)
 	}
+}
+
+// write replaces the file name in the store's directory with data: a
+// temporary file (".tmp-" and random hex) renamed over it, so that no
+// reader sees part of it. A process killed meanwhile leaves the temporary
+// file, which evict removes an hour later. The caller holds diskMu.
+func (s *versionStore) write(name string, data []byte) error {
+	var tmp string
+	var err error
+	for range 10 {
+		tmp = ".tmp-" + randomHex(8)
+		if err = writeTemp(s.dir, tmp, data, 0o644, false); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.dir.Rename(tmp, name); err != nil {
+		s.dir.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // openDisk opens the store's directory, creating it when create is set,
@@ -440,7 +480,7 @@ func (s *versionStore) evict() {
 		case versionName.MatchString(name):
 			files = append(files, file{name, fi.Size(), fi.ModTime()})
 			total += fi.Size()
-		case tempName.MatchString(name) && time.Since(fi.ModTime()) > time.Hour:
+		case storeTempName.MatchString(name) && time.Since(fi.ModTime()) > time.Hour:
 			s.dir.Remove(name)
 		}
 	}
@@ -482,7 +522,7 @@ func (s *versionStore) appendServed(line string) {
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		data = data[i+1:]
 	}
-	if err := writeAtomic(s.dir, servedLogName, data, 0o644, false); err != nil {
+	if err := s.write(servedLogName, data); err != nil {
 		s.log.Debug("cutting the served log", "err", err)
 	}
 }

@@ -186,7 +186,7 @@ func TestVersionStoreLeftovers(t *testing.T) {
 	}
 	data := []byte("partial")
 	v := hashline.Version(data)
-	tmp := filepath.Join(vdir, "."+v+".praxis-0123456789ab.tmp")
+	tmp := filepath.Join(vdir, ".tmp-0123456789abcdef")
 	writeTestFile(t, tmp, "part")
 	old := time.Now().Add(-2 * time.Hour)
 	os.Chtimes(tmp, old, old)
