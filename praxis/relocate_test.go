@@ -3,7 +3,9 @@ package praxis
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,4 +277,85 @@ func TestRelocationBatch(t *testing.T) {
 	if got := readTestFile(t, filepath.Join(dir, "a.txt")); strings.HasPrefix(got, "A1") {
 		t.Error("a.txt written although b.txt was refused")
 	}
+}
+
+// FuzzRelocation checks the line mapping of relocation on random files of
+// few distinct lines (so that lines repeat), random outside changes and a
+// random edit. The oracle: the change is built with provenance (each line
+// of C knows the line of B it came from), so the edit has a true place in
+// C when its lines and one neighbour on each side came through in a row.
+// A relocated edit must give exactly the edit applied at that true place,
+// or, when the change's own history could be told differently, at the one
+// place where those lines occur in C exactly as in B (once in each):
+// otherwise it landed on a wrong line. A refusal is always allowed, except
+// when C is B and the lines occur once: then the edit must apply in place.
+func FuzzRelocation(f *testing.F) {
+	for i := range uint64(8) {
+		f.Add(i, i*7+1)
+	}
+	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
+		r := rand.New(rand.NewPCG(s1, s2))
+		alphabet := 2 + r.IntN(5)
+		line := func() string { return fmt.Sprintf("l%d\n", r.IntN(alphabet)) }
+		b := make([]string, 1+r.IntN(30))
+		for i := range b {
+			b[i] = line()
+		}
+		c := plines(b)
+		for range r.IntN(5) {
+			at := r.IntN(len(c) + 1)
+			switch r.IntN(3) {
+			case 0:
+				var ins []pline
+				for range 1 + r.IntN(4) {
+					ins = append(ins, pline{line(), 0})
+				}
+				c = slices.Insert(c, at, ins...)
+			case 1:
+				c = slices.Delete(c, min(at, len(c)), min(len(c), at+1+r.IntN(4)))
+			default: // move a run of lines elsewhere, keeping their provenance
+				end := min(len(c), at+1+r.IntN(4))
+				run := slices.Clone(c[min(at, len(c)):end])
+				c = slices.Delete(c, min(at, len(c)), end)
+				c = slices.Insert(c, r.IntN(len(c)+1), run...)
+			}
+		}
+		x := relocEdit{op: []string{"replace_line", "replace_range", "insert_after", "insert_before", "delete_line"}[r.IntN(5)], line: 1 + r.IntN(len(b))}
+		x.end = x.line
+		if x.op == "replace_range" {
+			x.end = min(len(b), x.line+r.IntN(3))
+		}
+		var text []string
+		if x.op != "delete_line" {
+			text = []string{"new\n"}
+		}
+		from, to := x.span()
+		he := hashline.Edit{From: from, To: to}
+		for _, l := range text {
+			he.Lines = append(he.Lines, strings.TrimSuffix(l, "\n"))
+		}
+		anchor := 0
+		if to < from {
+			anchor = x.line
+		}
+		cur := hashline.Parse([]byte(strings.Join(texts(c), "")))
+		src := &relocSource{version: "b", doc: hashline.Parse([]byte(strings.Join(b, "")))}
+		moved, ok := src.relocate(he, anchor, cur)
+		byText, hasText := textPlacement(b, texts(c), x, text)
+		if !ok {
+			if strings.Join(texts(c), "") == strings.Join(b, "") && hasText {
+				t.Fatalf("refused an edit of an unchanged file: B=%q %+v", b, x)
+			}
+			return
+		}
+		out, _, err := hashline.Apply(cur, []hashline.Edit{moved})
+		if err != nil {
+			t.Fatalf("the relocated edit %+v does not apply: %v", moved, err)
+		}
+		truth, hasTruth := truthByProvenance(b, c, x, text)
+		if !(hasTruth && string(out) == truth) && !(hasText && string(out) == byText) {
+			t.Fatalf("wrong line: B=%q C=%q edit %+v relocated to %+v\ngot  %q\ntruth %q (%v)\ntext %q (%v)",
+				b, texts(c), x, moved, out, truth, hasTruth, byText, hasText)
+		}
+	})
 }
