@@ -324,7 +324,7 @@ func (e *Engine) resolveOps(doc *hashline.Doc, rel string, fe fileEdit, version 
 	}
 	alt, _ := e.ws.Rel(fe.Path)
 	strict := base != ""
-	if !strict && !e.versions.wasServed(rel, version) && !e.versions.wasServed(alt, version) {
+	if !strict && !e.versions.wasServed(rel, version) && (alt == rel || !e.versions.wasServed(alt, version)) {
 		strict = true
 	}
 	directEdits := func() ([]hashline.Edit, *relocSource, error) {
@@ -423,7 +423,7 @@ func relocateOps(src *relocSource, plans []plannedOp, direct [][]int, cur *hashl
 				return nil, false, err
 			}
 			if moved, ok = src.relocate(x, anchor, cur); !ok && (!allCur || strict) {
-				return nil, false, staleOpError(cur, i, p, 0, relocationRefusal(src, x), max(x.From, 1))
+				return nil, false, staleOpError(cur, i, p, 0, relocationRefusal(src, x, anchor), max(x.From, 1))
 			}
 		}
 		if allCur {

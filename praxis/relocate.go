@@ -244,10 +244,15 @@ func (e *Engine) relocationSources(rel, alt, current, base string, stale []hashl
 	return out
 }
 
-// relocationRefusal says why an op could not be relocated from src.
-func relocationRefusal(src *relocSource, x hashline.Edit) string {
+// relocationRefusal says why an op, x in src's lines (anchored to line
+// anchor if an insertion), could not be relocated from src.
+func relocationRefusal(src *relocSource, x hashline.Edit, anchor int) string {
 	if src.exact {
-		return fmt.Sprintf("line %d of version %s, which it names, was changed or removed by an edit since that anchor was read", max(x.From, 1), src.version)
+		at := x.From
+		if anchor > 0 {
+			at = anchor
+		}
+		return fmt.Sprintf("line %d of version %s, which it names, was changed or removed by an edit since that anchor was read", at, src.version)
 	}
 	lines := fmt.Sprintf("line %d", x.From)
 	if x.To > x.From {

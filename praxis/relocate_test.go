@@ -359,3 +359,25 @@ func FuzzRelocation(f *testing.F) {
 		}
 	})
 }
+
+// TestRelocationOwnEdits: through the engine's own edits, whose hunks it
+// knows, an op relocates when the lines it touches are untouched, whatever
+// changed next to them; a range with a line the engine changed inside it
+// is refused.
+func TestRelocationOwnEdits(t *testing.T) {
+	e, dir := newTestEngine(t, map[string]string{"f.txt": strings.Join(numbered(20), "")})
+	a := anchors(t, e, "f.txt")
+	mustOK(t, call(t, e, "edit_file", edit("f.txt", op("prepend", "new_text", "top"))))
+	res := mustOK(t, call(t, e, "edit_file", edit("f.txt", op("replace_line", "tag", a[9], "new_text", "TEN"))))
+	if !strings.Contains(res.Text, "the engine's own edits since left the lines the edit touches unchanged") {
+		t.Errorf("not said relocated through the engine's edits:\n%s", res.Text)
+	}
+	// Line 11 is next to the line just changed: still fine through the hunks.
+	mustOK(t, call(t, e, "edit_file", edit("f.txt", op("insert_before", "tag", a[10], "new_text", "before 11"))))
+	mustFail(t, call(t, e, "edit_file", edit("f.txt", op("delete_range", "start_tag", a[8], "end_tag", a[11]))),
+		EAnchorStale, "changed or removed by an edit")
+	want := "top\n" + strings.Join(numbered(9), "") + "TEN\nbefore 11\n" + strings.Join(numbered(20)[10:], "")
+	if got := readTestFile(t, filepath.Join(dir, "f.txt")); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -27,6 +27,7 @@ const (
 	maxServedLog         = 1 << 20   // the served log is cut to half past this
 	maxPendingBytes      = 64 << 20  // contents waiting to be written
 	maxRecentVersions    = 16        // versions remembered per path in memory
+	maxRecentPaths       = 4096      // paths remembered in memory (the log has more)
 	touchEvery           = time.Minute
 )
 
@@ -156,6 +157,12 @@ func (s *versionStore) served(path, version string, data []byte) {
 		s.mu.Unlock()
 		s.keep(version, data, "")
 		return
+	}
+	if rs == nil && len(s.recent) >= maxRecentPaths {
+		for p := range s.recent { // any one: the served log still has it
+			delete(s.recent, p)
+			break
+		}
 	}
 	rs = slices.DeleteFunc(rs, func(v string) bool { return v == version })
 	if len(rs) >= maxRecentVersions {

@@ -306,3 +306,23 @@ func TestEngineStoresServedVersions(t *testing.T) {
 		t.Errorf("the next engine's versions of f.txt: %v", got)
 	}
 }
+
+// BenchmarkVersionStorePut10MB measures what a read of a new 10 MB version
+// costs the store: put (on the caller's path) and the background write
+// that flush waits for.
+func BenchmarkVersionStorePut10MB(b *testing.B) {
+	root, err := os.OpenRoot(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	s := newVersionStore(root, 64<<20, 64<<20, slog.New(slog.DiscardHandler))
+	defer s.close()
+	data := bytes.Repeat([]byte("\tif err := step(ctx, arg); err != nil {\n"), 10<<20/41)
+	b.SetBytes(int64(len(data)))
+	for i := 0; b.Loop(); i++ {
+		data[0] = byte(i) // a new version each time
+		s.served("f.go", hashline.Version(data), bytes.Clone(data))
+		s.flush()
+	}
+}
