@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -476,9 +475,13 @@ func newTextOf(x relocEdit, seq int) []string {
 // relocSources returns the source files of the benchmark: files of the Go
 // distribution, each split into lines.
 func relocSources(tb testing.TB, names []string) [][]string {
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		tb.Skipf("the Go distribution's sources are needed: go env GOROOT: %v", err)
+	}
 	var out [][]string
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", filepath.FromSlash(n)))
+		data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "src", filepath.FromSlash(n)))
 		if err != nil {
 			tb.Skipf("the Go distribution's sources are needed: %v", err)
 		}
