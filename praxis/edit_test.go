@@ -192,15 +192,21 @@ func TestAnchorsSurviveOwnEdits(t *testing.T) {
 }
 
 func TestHistoryIsBounded(t *testing.T) {
-	h := newHistory(100)
-	data := []byte(strings.Repeat("x", 60))
-	h.edited("a", data, "v1", nil, "v2")
-	h.edited("b", data, "w1", nil, "w2")
-	if h.used > 100 {
-		t.Errorf("used %d bytes of a 100-byte budget", h.used)
+	h := newHistory()
+	for i := range maxHistoryFiles + 10 {
+		h.served(fmt.Sprint("f", i), "v")
 	}
-	if len(h.files["a"].versions) != 1 || len(h.files["b"].versions) != 2 {
-		t.Errorf("the oldest version was not the one forgotten")
+	for i := range 2 * maxChainVersions {
+		h.edited("f0", fmt.Sprint("v", i), nil, fmt.Sprint("v", i+1))
+	}
+	if len(h.files) != maxHistoryFiles {
+		t.Errorf("%d files remembered, want the bound %d", len(h.files), maxHistoryFiles)
+	}
+	if _, ok := h.files["f1"]; ok {
+		t.Error("f1, the least recently changed, was not the one forgotten")
+	}
+	if c := h.files["f0"]; c == nil || len(c.versions) != maxChainVersions || len(c.hunks) != maxChainVersions-1 {
+		t.Errorf("chain of f0: %+v", c)
 	}
 }
 

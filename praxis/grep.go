@@ -251,7 +251,9 @@ func (e *Engine) grepContent(b []byte, m *match.Matcher, hits []grepHit, context
 		if len(lines) == 0 {
 			continue
 		}
-		b = fmt.Appendf(b, "# %s version=%s matches=%d", h.path, hashline.Version(data), total)
+		version := hashline.Version(data)
+		e.served(h.path, version, data) // its lines are shown with anchors
+		b = fmt.Appendf(b, "# %s version=%s matches=%d", h.path, version, total)
 		if len(lines) < total {
 			b = fmt.Appendf(b, " showing=%d", len(lines))
 		}

@@ -6,35 +6,33 @@ import (
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
-// history remembers, per file, the versions the engine has served and the
-// edits it made between them, so that an anchor read from an earlier
-// version still resolves while the engine's own later edits left its line
-// alone. Memory is bounded: the oldest versions are forgotten first.
+// history remembers, per file, the chain of versions the engine served
+// and the hunks of its own edits between them, so that a line of an
+// earlier version can be followed exactly through those edits. The
+// contents of the versions are in the version store. It holds at most
+// maxHistoryFiles files (the least recently changed are forgotten) and
+// maxChainVersions versions a file.
 type history struct {
-	mu     sync.Mutex
-	budget int64
-	used   int64
-	seq    uint64
-	files  map[string]*chain
+	mu    sync.Mutex
+	seq   uint64
+	files map[string]*chain
 }
 
-const maxChainVersions = 32
+const (
+	maxChainVersions = 32
+	maxHistoryFiles  = 1024
+)
 
-// chain is one file's versions, oldest first. Every version but the last
-// keeps its bytes and the hunks that turned it into the next one.
+// chain is one file's versions, oldest first: hunks[i] turned versions[i]
+// into versions[i+1].
 type chain struct {
-	versions []histVersion
+	versions []string
+	hunks    [][]hashline.Hunk
+	seq      uint64 // when it last changed
 }
 
-type histVersion struct {
-	version string
-	data    []byte
-	hunks   []hashline.Hunk
-	seq     uint64
-}
-
-func newHistory(budget int64) *history {
-	return &history{budget: budget, files: make(map[string]*chain)}
+func newHistory() *history {
+	return &history{files: make(map[string]*chain)}
 }
 
 // served records that version of path was shown to a caller. A version the
@@ -43,114 +41,68 @@ func newHistory(budget int64) *history {
 func (h *history) served(path, version string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := h.files[path]
-	if c != nil && c.versions[len(c.versions)-1].version == version {
+	if c := h.files[path]; c != nil && c.versions[len(c.versions)-1] == version {
 		return
 	}
-	h.drop(path)
-	h.files[path] = &chain{versions: []histVersion{{version: version}}}
+	h.start(path, version)
 }
 
-// edited records that the engine turned base (of version baseVersion) into
+// edited records that the engine turned path from baseVersion into
 // newVersion through hunks.
-func (h *history) edited(path string, base []byte, baseVersion string, hunks []hashline.Hunk, newVersion string) {
+func (h *history) edited(path, baseVersion string, hunks []hashline.Hunk, newVersion string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.files[path]
-	if c == nil || c.versions[len(c.versions)-1].version != baseVersion {
-		h.drop(path)
-		c = &chain{versions: []histVersion{{version: baseVersion}}}
-		h.files[path] = c
+	if c == nil || c.versions[len(c.versions)-1] != baseVersion {
+		c = h.start(path, baseVersion)
 	}
-	h.seq++
-	last := &c.versions[len(c.versions)-1]
-	last.data, last.hunks, last.seq = base, hunks, h.seq
-	h.used += int64(len(base))
-	c.versions = append(c.versions, histVersion{version: newVersion})
+	c.versions = append(c.versions, newVersion)
+	c.hunks = append(c.hunks, hunks)
 	if len(c.versions) > maxChainVersions {
-		h.used -= int64(len(c.versions[0].data))
-		c.versions = c.versions[1:]
+		c.versions, c.hunks = c.versions[1:], c.hunks[1:]
 	}
-	h.evict()
 }
 
-// replaced records that path was overwritten whole: no earlier anchor
+// replaced records that path was overwritten whole: no earlier line
 // survives.
 func (h *history) replaced(path, version string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.drop(path)
-	h.files[path] = &chain{versions: []histVersion{{version: version}}}
+	h.start(path, version)
 }
 
-func (h *history) drop(path string) {
-	if c := h.files[path]; c != nil {
-		for _, v := range c.versions {
-			h.used -= int64(len(v.data))
-		}
-		delete(h.files, path)
-	}
-}
-
-// evict forgets the oldest remembered versions until the budget holds.
-func (h *history) evict() {
-	for h.used > h.budget {
-		var oldest *chain
-		for _, c := range h.files {
-			if len(c.versions) > 1 && (oldest == nil || c.versions[0].seq < oldest.versions[0].seq) {
-				oldest = c
+// start begins path's chain anew at version. The caller holds mu.
+func (h *history) start(path, version string) *chain {
+	if _, ok := h.files[path]; !ok && len(h.files) >= maxHistoryFiles {
+		var oldest string
+		for p, c := range h.files {
+			if oldest == "" || c.seq < h.files[oldest].seq {
+				oldest = p
 			}
 		}
-		if oldest == nil {
-			return
-		}
-		h.used -= int64(len(oldest.versions[0].data))
-		oldest.versions = oldest.versions[1:]
+		delete(h.files, oldest)
 	}
+	h.seq++
+	c := &chain{versions: []string{version}, seq: h.seq}
+	h.files[path] = c
+	return c
 }
 
-// anchorOrigin is where an anchor that does not match the current content
-// came from.
-type anchorOrigin struct {
-	found   bool // the anchor matches a remembered version
-	line    int  // the line it names now, when unchanged
-	changed bool // the engine's own later edits changed or removed that line
-	from    int  // the line it named in that version
-}
-
-// resolve looks for a among the remembered versions of path, provided the
-// chain ends in current. It returns where the anchored line is now.
-func (h *history) resolve(path, current string, a hashline.Anchor) anchorOrigin {
+// since returns, for each earlier version of path in the chain that ends
+// in current, the hunks of the engine's edits from it to current, in
+// order; nil when the chain does not end in current.
+func (h *history) since(path, current string) map[string][][]hashline.Hunk {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	c := h.files[path]
-	if c == nil || c.versions[len(c.versions)-1].version != current {
-		h.mu.Unlock()
-		return anchorOrigin{}
+	if c == nil || c.versions[len(c.versions)-1] != current {
+		return nil
 	}
-	versions := append([]histVersion(nil), c.versions...)
-	h.mu.Unlock()
-
-	for i := len(versions) - 2; i >= 0; i-- {
-		v := versions[i]
-		if v.data == nil {
-			break
-		}
-		line := findAnchor(hashline.Parse(v.data), a)
-		if line <= 0 {
-			continue
-		}
-		o := anchorOrigin{found: true, from: line}
-		for _, step := range versions[i : len(versions)-1] {
-			var ok bool
-			if line, ok = hashline.MapLine(line, step.hunks); !ok {
-				o.changed = true
-				return o
-			}
-		}
-		o.line = line
-		return o
+	out := make(map[string][][]hashline.Hunk, len(c.versions)-1)
+	for i, v := range c.versions[:len(c.versions)-1] {
+		out[v] = c.hunks[i:]
 	}
-	return anchorOrigin{}
+	return out
 }
 
 // findAnchor returns the line of d that a names, or 0 if none does, or -1

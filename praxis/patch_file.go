@@ -176,6 +176,7 @@ func (e *Engine) preparePatch(r *patchedFile, format patch.Format) error {
 			if !errors.As(err, &he) {
 				return Errorf(EInternal, "patching %s: %v", name, err)
 			}
+			e.served(name, hashline.Version(in), in) // the error shows its lines with anchors
 			return patchFailed(name, in, he)
 		}
 	}

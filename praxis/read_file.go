@@ -25,7 +25,7 @@ func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 		return fileInfo{}, err
 	}
 	version := hashline.Version(doc.Bytes())
-	e.history.served(rel, version)
+	e.served(rel, version, doc.Bytes())
 
 	total := doc.Lines()
 	from, limit := a.Offset, a.Limit
