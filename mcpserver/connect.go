@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/internal/sse"
 )
 
@@ -59,18 +61,18 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		wg      sync.WaitGroup
 	)
 	handle := func(line []byte) {
-		if isBatch(line) {
+		if jsonrpc.IsBatch(line) {
 			// The server judges batches by the session's protocol version;
 			// its answer, an error included, goes back as it is.
-			f.post(&envelope{kind: kindInvalid}, line)
+			f.post(&jsonrpc.Message{Kind: jsonrpc.KindInvalid}, line)
 			return
 		}
-		env, bad := decodeMessage(line)
+		env, bad := jsonrpc.Decode(line)
 		if bad != nil {
-			f.out.send(bad.response())
+			f.out.send(errorResponse(bad))
 			return
 		}
-		if env.kind != kindRequest || env.Method == string(mcp.MethodInitialize) {
+		if env.Kind != jsonrpc.KindRequest || env.Method == string(mcp.MethodInitialize) {
 			// initialize, notifications and responses go in order: the
 			// session must exist before anything else, and a cancellation
 			// must not overtake what it cancels.
@@ -155,7 +157,7 @@ func (f *forwarder) send(body []byte) (*http.Response, string, error) {
 // is never left waiting. When the server no longer knows the session (it
 // expired, or the server restarted), a new one is opened with the client's
 // initialize and the message is sent again once.
-func (f *forwarder) post(env *envelope, body []byte) {
+func (f *forwarder) post(env *jsonrpc.Message, body []byte) {
 	isInit := env.Method == string(mcp.MethodInitialize)
 	if isInit {
 		f.mu.Lock()
@@ -175,7 +177,7 @@ func (f *forwarder) post(env *envelope, body []byte) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		if env.kind == kindInvalid {
+		if env.Kind == jsonrpc.KindInvalid {
 			f.relayResponse(resp, env) // a batch: the server's error is its answer
 			return
 		}
@@ -195,7 +197,7 @@ func (f *forwarder) post(env *envelope, body []byte) {
 	}
 }
 
-func (f *forwarder) relayResponse(resp *http.Response, env *envelope) {
+func (f *forwarder) relayResponse(resp *http.Response, env *jsonrpc.Message) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
@@ -266,7 +268,7 @@ func (f *forwarder) reopen(lost string) error {
 // relay writes one message from the server to the client, compacted onto
 // one line. The negotiated protocol version is remembered from the
 // initialize response.
-func (f *forwarder) relay(data []byte, env *envelope) {
+func (f *forwarder) relay(data []byte, env *jsonrpc.Message) {
 	var line bytes.Buffer
 	if err := json.Compact(&line, data); err != nil {
 		f.opts.Logger.Warn("connect: the server sent invalid JSON", "err", err)
@@ -288,7 +290,7 @@ func (f *forwarder) relay(data []byte, env *envelope) {
 }
 
 // relayEvents relays the messages of an event stream.
-func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
+func (f *forwarder) relayEvents(r io.Reader, env *jsonrpc.Message) {
 	sr := sse.NewReader(r, f.opts.MaxMessageBytes+64)
 	for {
 		ev, err := sr.Next()
@@ -301,10 +303,10 @@ func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
 	}
 }
 
-func (f *forwarder) fail(env *envelope, msg string) {
+func (f *forwarder) fail(env *jsonrpc.Message, msg string) {
 	f.opts.Logger.Warn("connect: "+msg, "method", env.Method)
-	if env.kind == kindRequest {
-		f.out.send(errorFunc(env.ID, mcp.INTERNAL_ERROR, msg))
+	if env.Kind == jsonrpc.KindRequest {
+		f.out.send(errorFunc(env.ID, jsonrpc.CodeInternalError, msg))
 	}
 }
 

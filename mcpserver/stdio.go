@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // DefaultMaxMessageBytes is the default bound on one incoming stdio line:
@@ -115,23 +117,23 @@ func (d *dispatcher) work() {
 // requests and notifications are handled in order, on the reading
 // goroutine, so that a cancellation is seen while its call still runs.
 func (d *dispatcher) handle(line []byte) {
-	if isBatch(line) {
+	if jsonrpc.IsBatch(line) {
 		d.handleBatch(line)
 		return
 	}
-	env, bad := decodeMessage(line)
+	env, bad := jsonrpc.Decode(line)
 	if bad != nil {
-		d.out.send(bad.response())
+		d.out.send(errorResponse(bad))
 		return
 	}
-	switch env.kind {
-	case kindResponse:
+	switch env.Kind {
+	case jsonrpc.KindResponse:
 		if !d.c.deliver(env) {
 			d.srv.log.Debug("stdio: response to no pending request", "id", string(env.ID))
 		}
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		d.srv.serve(d.c.ctx, d.c, d.out, env, line)
-	case kindRequest:
+	case jsonrpc.KindRequest:
 		if env.Method == string(mcp.MethodInitialize) {
 			// Served in order, so that what follows finds the session
 			// initialized.
@@ -167,15 +169,15 @@ func (d *dispatcher) spawn(job func()) {
 // concurrently, and their responses as one array once all are answered.
 func (d *dispatcher) handleBatch(line []byte) {
 	if v := d.c.negotiated(); !batchesAllowed(v) {
-		d.out.send(batchRefusal(v).response())
+		d.out.send(errorResponse(batchRefusal(v)))
 		return
 	}
-	items, bad := decodeBatch(line)
+	items, bad := jsonrpc.SplitBatch(line)
 	if bad != nil {
-		d.out.send(bad.response())
+		d.out.send(errorResponse(bad))
 		return
 	}
-	b := splitBatch(items, d.c.deliver, func(env *envelope, item []byte) {
+	b := splitBatch(items, d.c.deliver, func(env *jsonrpc.Message, item []byte) {
 		d.srv.serve(d.c.ctx, d.c, d.out, env, item)
 	})
 	reqs, raws, resps := b.reqs, b.raws, b.resps
@@ -209,7 +211,7 @@ func serveAll(serve func(int) writeFunc, n int) []writeFunc {
 	return slices.DeleteFunc(out, func(w writeFunc) bool { return w == nil })
 }
 
-func (d *dispatcher) respond(env *envelope, line []byte) {
+func (d *dispatcher) respond(env *jsonrpc.Message, line []byte) {
 	if resp := d.srv.serve(d.c.ctx, d.c, d.out, env, line); resp != nil {
 		if err := d.out.send(resp); err != nil {
 			d.srv.log.Warn("stdio: writing a response", "err", err)
@@ -246,7 +248,7 @@ func readLines(r *bufio.Reader, max int, out sink, handle func([]byte)) error {
 	for {
 		line, err := readLine(r, max)
 		if errors.Is(err, errLineTooLong) {
-			out.send(errorFunc(nil, mcp.INVALID_REQUEST, fmt.Sprintf("message over the limit of %d bytes", max)))
+			out.send(errorFunc(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", max)))
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -289,9 +291,13 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// errorFunc writes a JSON-RPC error response.
+// errorFunc writes a JSON-RPC error response, its message in the
+// protocol's words (see protocolText).
 func errorFunc(id json.RawMessage, code int, msg string) writeFunc {
-	return responseFunc(id, mcp.NewJSONRPCError(mcp.NewRequestId(nil), code, msg, nil))
+	return func(w *bufio.Writer) error {
+		_, err := w.Write(jsonrpc.AppendError(w.AvailableBuffer(), id, code, protocolText(msg)))
+		return err
+	}
 }
 
 // shutdownGrace is how long cancelled calls get to return before the
