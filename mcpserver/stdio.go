@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,24 +31,11 @@ type StdioOptions struct {
 	MaxMessageBytes int
 }
 
-// lineWriter is the stdio sink: one message per line, written whole and
+// lineSink is the stdio sink: one message per line, written whole and
 // flushed.
-type lineWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
-}
+type lineSink struct{ lw *jsonrpc.LineWriter }
 
-func (l *lineWriter) send(enc writeFunc) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := enc(l.w); err != nil {
-		return err
-	}
-	if err := l.w.WriteByte('\n'); err != nil {
-		return err
-	}
-	return l.w.Flush()
-}
+func (l lineSink) send(enc writeFunc) error { return l.lw.Send(enc) }
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on r and w
 // until r ends or ctx is cancelled. Only protocol messages are written to w.
@@ -60,7 +46,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	out := &lineWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	out := lineSink{jsonrpc.NewLineWriter(w)}
 	var id [8]byte
 	rand.Read(id[:])
 	c := newConn(ctx, s, "stdio-"+hex.EncodeToString(id[:]), out)
@@ -75,7 +61,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- readLines(bufio.NewReaderSize(r, 64<<10), opts.MaxMessageBytes, out, d.handle)
+		readErr <- readLines(r, opts.MaxMessageBytes, out, d.handle)
 	}()
 	select {
 	case err := <-readErr:
@@ -244,51 +230,10 @@ func (d *dispatcher) stop() {
 
 // readLines calls handle with each non-blank line of r. A line over max
 // bytes is skipped to its end and answered on out with an error.
-func readLines(r *bufio.Reader, max int, out sink, handle func([]byte)) error {
-	for {
-		line, err := readLine(r, max)
-		if errors.Is(err, errLineTooLong) {
-			out.send(errorFunc(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", max)))
-			continue
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			handle(line)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one line without its end. Past max bytes it discards the
-// rest of the line and returns errLineTooLong.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > max+1 {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-			if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			return nil, errLineTooLong
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			line = append(line, frag...)
-			continue
-		}
-		if line == nil {
-			line = make([]byte, len(frag))
-			copy(line, frag)
-		} else {
-			line = append(line, frag...)
-		}
-		return bytes.TrimRight(line, "\r\n"), err
-	}
+func readLines(r io.Reader, max int, out sink, handle func([]byte)) error {
+	return jsonrpc.ReadLines(bufio.NewReaderSize(r, 64<<10), max, handle, func() {
+		out.send(errorFunc(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", max)))
+	})
 }
 
 // errorFunc writes a JSON-RPC error response, its message in the

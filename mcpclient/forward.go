@@ -1,4 +1,4 @@
-package mcpserver
+package mcpclient
 
 import (
 	"bufio"
@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/internal/sse"
 )
@@ -27,12 +25,15 @@ type ForwardOptions struct {
 	// Client makes the HTTP requests. Default: a client without timeouts
 	// (streams stay open as long as calls run).
 	Client *http.Client
-	// MaxMessageBytes bounds one line from the stdio client. Default
-	// DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one line from the stdio client. Default 96
+	// MiB, the bound of the server's own stdio.
 	MaxMessageBytes int
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
 }
+
+// defaultMaxLineBytes is ForwardOptions.MaxMessageBytes's default.
+const defaultMaxLineBytes = 96 << 20
 
 // Forward serves a stdio MCP client (on in and out) by forwarding every
 // message to the streamable HTTP endpoint at url, so that a client that
@@ -46,14 +47,14 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		opts.Client = &http.Client{}
 	}
 	if opts.MaxMessageBytes <= 0 {
-		opts.MaxMessageBytes = DefaultMaxMessageBytes
+		opts.MaxMessageBytes = defaultMaxLineBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := &forwarder{url: url, opts: opts, out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, ctx: ctx}
+	f := &forwarder{url: url, opts: opts, out: jsonrpc.NewLineWriter(out), ctx: ctx}
 
 	var (
 		mu      sync.Mutex
@@ -69,10 +70,10 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		}
 		env, bad := jsonrpc.Decode(line)
 		if bad != nil {
-			f.out.send(errorResponse(bad))
+			f.out.SendBytes(bad.Append(nil))
 			return
 		}
-		if env.Kind != jsonrpc.KindRequest || env.Method == string(mcp.MethodInitialize) {
+		if env.Kind != jsonrpc.KindRequest || env.Method == methodInitialize {
 			// initialize, notifications and responses go in order: the
 			// session must exist before anything else, and a cancellation
 			// must not overtake what it cancels.
@@ -91,7 +92,11 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		}()
 	}
 	readErr := make(chan error, 1)
-	go func() { readErr <- readLines(bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, f.out, handle) }()
+	go func() {
+		readErr <- jsonrpc.ReadLines(bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, handle, func() {
+			f.out.SendBytes(jsonrpc.AppendError(nil, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", opts.MaxMessageBytes)))
+		})
+	}()
 	defer f.close()
 	var err error
 	select {
@@ -108,10 +113,16 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 	return err
 }
 
+// The methods the forwarder watches for.
+const (
+	methodInitialize  = "initialize"
+	methodInitialized = "notifications/initialized"
+)
+
 type forwarder struct {
 	url  string
 	opts ForwardOptions
-	out  *lineWriter
+	out  *jsonrpc.LineWriter
 	ctx  context.Context
 
 	mu       sync.Mutex
@@ -158,7 +169,7 @@ func (f *forwarder) send(body []byte) (*http.Response, string, error) {
 // expired, or the server restarted), a new one is opened with the client's
 // initialize and the message is sent again once.
 func (f *forwarder) post(env *jsonrpc.Message, body []byte) {
-	isInit := env.Method == string(mcp.MethodInitialize)
+	isInit := env.Method == methodInitialize
 	if isInit {
 		f.mu.Lock()
 		f.init = append([]byte(nil), body...)
@@ -192,7 +203,7 @@ func (f *forwarder) post(env *jsonrpc.Message, body []byte) {
 		f.mu.Unlock()
 	}
 	f.relayResponse(resp, env)
-	if env.Method == string(mcp.MethodNotificationInitialized) {
+	if env.Method == methodInitialized {
 		f.startListener()
 	}
 }
@@ -256,7 +267,7 @@ func (f *forwarder) reopen(lost string) error {
 	f.listener = false // the standalone stream belonged to the old session
 	f.mu.Unlock()
 	f.opts.Logger.Info("connect: the session ended on the server; opened a new one")
-	resp, _, err = f.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	resp, _, err = f.send(jsonrpc.AppendNotification(nil, methodInitialized, nil))
 	if err != nil {
 		return err
 	}
@@ -274,7 +285,7 @@ func (f *forwarder) relay(data []byte, env *jsonrpc.Message) {
 		f.opts.Logger.Warn("connect: the server sent invalid JSON", "err", err)
 		return
 	}
-	if env != nil && env.Method == string(mcp.MethodInitialize) {
+	if env != nil && env.Method == methodInitialize {
 		var r struct {
 			Result struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -286,7 +297,7 @@ func (f *forwarder) relay(data []byte, env *jsonrpc.Message) {
 			f.mu.Unlock()
 		}
 	}
-	f.out.send(func(w *bufio.Writer) error { _, err := w.Write(line.Bytes()); return err })
+	f.out.SendBytes(line.Bytes())
 }
 
 // relayEvents relays the messages of an event stream.
@@ -306,7 +317,7 @@ func (f *forwarder) relayEvents(r io.Reader, env *jsonrpc.Message) {
 func (f *forwarder) fail(env *jsonrpc.Message, msg string) {
 	f.opts.Logger.Warn("connect: "+msg, "method", env.Method)
 	if env.Kind == jsonrpc.KindRequest {
-		f.out.send(errorFunc(env.ID, jsonrpc.CodeInternalError, msg))
+		f.out.SendBytes(jsonrpc.AppendError(nil, env.ID, jsonrpc.CodeInternalError, msg))
 	}
 }
 
