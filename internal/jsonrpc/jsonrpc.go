@@ -98,60 +98,70 @@ func DecodeError(raw json.RawMessage) ErrorObject {
 // notification), and such an id is not echoed back. Member names match
 // case-insensitively, as encoding/json matches them.
 func Decode(b []byte) (*Message, *Error) {
-	trimmed := bytes.TrimLeft(b, " \t\r\n")
-	if len(trimmed) == 0 {
-		return nil, &Error{Code: CodeParseError, Message: "parse error: the message is empty"}
-	}
-	if trimmed[0] != '{' {
-		if !json.Valid(trimmed) {
-			return nil, parseError(b)
-		}
-		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
+	if bad := checkObject(b); bad != nil {
+		return nil, bad
 	}
 	d := new(decoded)
 	if err := json.Unmarshal(b, &d.raw); err != nil {
 		return nil, parseError(b)
 	}
-	if d.raw.JSONRPC.typeErr || d.raw.Method.typeErr {
-		return decodeSlow(b) // says which member came first, as encoding/json does
+	r := &d.raw
+	if r.JSONRPC.typeErr || r.Method.typeErr {
+		return nil, decodeSlow(b) // says which member came first, as encoding/json does
 	}
-	raw := &d.raw
+	return classify(&d.msg, r.JSONRPC.ok, r.ID, r.Method.name, r.Params, r.Result, r.Error)
+}
+
+// checkObject refuses b unless it is a JSON object.
+func checkObject(b []byte) *Error {
+	trimmed := bytes.TrimLeft(b, " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return &Error{Code: CodeParseError, Message: "parse error: the message is empty"}
+	case trimmed[0] == '{':
+		return nil
+	case !json.Valid(trimmed):
+		return parseError(b)
+	}
+	return &Error{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
+}
+
+// classify fills m from a message's members, whose types are right, or
+// says what makes them no JSON-RPC message.
+func classify(m *Message, versionOK bool, id json.RawMessage, method string, params, result, errMember json.RawMessage) (*Message, *Error) {
 	invalid := func(msg string) (*Message, *Error) {
-		return nil, &Error{ID: EchoableID(raw.ID), Code: CodeInvalidRequest, Message: "invalid request: " + msg}
+		return nil, &Error{ID: EchoableID(id), Code: CodeInvalidRequest, Message: "invalid request: " + msg}
 	}
-	if !raw.JSONRPC.ok {
+	if !versionOK {
 		return invalid(`"jsonrpc" must be "2.0"`)
 	}
-	m := &d.msg
-	if raw.Method.name != "" { // an empty or null method is no method
-		m.Method = raw.Method.name
-		if raw.ID != nil {
-			if err := checkID(raw.ID); err != "" {
+	if method != "" { // an empty or null method is no method
+		m.Method, m.Kind = method, KindNotification
+		if id != nil {
+			if err := checkID(id); err != "" {
 				return invalid(err)
 			}
 			m.Kind = KindRequest
-		} else {
-			m.Kind = KindNotification
 		}
-		switch firstByte(raw.Params) {
+		switch firstByte(params) {
 		case 0, '{', '[':
 		case 'n':
-			raw.Params = nil // null: no parameters
+			params = nil // null: no parameters
 		default:
 			return invalid(`"params" must be an object or an array`)
 		}
-		m.ID, m.Params = raw.ID, raw.Params
+		m.ID, m.Params = id, params
 		return m, nil
 	}
 	// A response. Its id may be null when the other side could not read
 	// the request.
-	if raw.ID == nil {
+	if id == nil {
 		return invalid(`a message needs a "method" (request or notification) or an "id" (response)`)
 	}
-	if (raw.Result == nil) == (raw.Error == nil) {
+	if (result == nil) == (errMember == nil) {
 		return invalid(`a response has exactly one of "result" and "error"`)
 	}
-	m.Kind, m.ID, m.Result, m.Error = KindResponse, raw.ID, raw.Result, raw.Error
+	m.Kind, m.ID, m.Result, m.Error = KindResponse, id, result, errMember
 	return m, nil
 }
 
@@ -236,7 +246,7 @@ func commonMethod(b []byte) string {
 
 // decodeSlow decodes a message one of whose "jsonrpc" and "method"
 // members is not a string, and reports the first such member.
-func decodeSlow(b []byte) (*Message, *Error) {
+func decodeSlow(b []byte) *Error {
 	var raw struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -247,7 +257,7 @@ func decodeSlow(b []byte) (*Message, *Error) {
 	if typeErr, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && typeErr.Field == "method" {
 		msg = `"method" must be a non-empty string`
 	}
-	return nil, &Error{ID: EchoableID(raw.ID), Code: CodeInvalidRequest, Message: "invalid request: " + msg}
+	return &Error{ID: EchoableID(raw.ID), Code: CodeInvalidRequest, Message: "invalid request: " + msg}
 }
 
 // checkID returns what is wrong with a request's id, or "".

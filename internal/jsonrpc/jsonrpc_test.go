@@ -149,15 +149,8 @@ func compareWithReference(t *testing.T, b []byte) {
 // referenceDecode is Decode written plainly: every member decoded by
 // encoding/json as what it is.
 func referenceDecode(b []byte) (*Message, *Error) {
-	trimmed := bytes.TrimLeft(b, " \t\r\n")
-	if len(trimmed) == 0 {
-		return nil, &Error{Code: CodeParseError, Message: "parse error: the message is empty"}
-	}
-	if trimmed[0] != '{' {
-		if !json.Valid(trimmed) {
-			return nil, parseError(b)
-		}
-		return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: a JSON-RPC message is a JSON object"}
+	if bad := checkObject(b); bad != nil {
+		return nil, bad
 	}
 	var raw struct {
 		JSONRPC string          `json:"jsonrpc"`
@@ -168,48 +161,18 @@ func referenceDecode(b []byte) (*Message, *Error) {
 		Error   json.RawMessage `json:"error"`
 	}
 	err := json.Unmarshal(b, &raw)
-	invalid := func(msg string) (*Message, *Error) {
-		return nil, &Error{ID: EchoableID(raw.ID), Code: CodeInvalidRequest, Message: "invalid request: " + msg}
-	}
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case errors.As(err, &typeErr) && typeErr.Field == "method":
-		return invalid(`"method" must be a non-empty string`)
-	case errors.As(err, &typeErr) && typeErr.Field == "jsonrpc":
-		return invalid(`"jsonrpc" must be "2.0"`)
+	case errors.As(err, &typeErr):
+		msg := `"jsonrpc" must be "2.0"`
+		if typeErr.Field == "method" {
+			msg = `"method" must be a non-empty string`
+		}
+		return nil, &Error{ID: EchoableID(raw.ID), Code: CodeInvalidRequest, Message: "invalid request: " + msg}
 	case err != nil:
 		return nil, parseError(b)
 	}
-	if raw.JSONRPC != "2.0" {
-		return invalid(`"jsonrpc" must be "2.0"`)
-	}
-	m := &Message{}
-	if raw.Method != "" {
-		m.Method, m.Kind = raw.Method, KindNotification
-		if raw.ID != nil {
-			if err := checkID(raw.ID); err != "" {
-				return invalid(err)
-			}
-			m.Kind = KindRequest
-		}
-		switch firstByte(raw.Params) {
-		case 0, '{', '[':
-		case 'n':
-			raw.Params = nil
-		default:
-			return invalid(`"params" must be an object or an array`)
-		}
-		m.ID, m.Params = raw.ID, raw.Params
-		return m, nil
-	}
-	if raw.ID == nil {
-		return invalid(`a message needs a "method" (request or notification) or an "id" (response)`)
-	}
-	if (raw.Result == nil) == (raw.Error == nil) {
-		return invalid(`a response has exactly one of "result" and "error"`)
-	}
-	m.Kind, m.ID, m.Result, m.Error = KindResponse, raw.ID, raw.Result, raw.Error
-	return m, nil
+	return classify(&Message{}, raw.JSONRPC == Version, raw.ID, raw.Method, raw.Params, raw.Result, raw.Error)
 }
 
 func TestSplitBatch(t *testing.T) {
