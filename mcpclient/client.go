@@ -24,6 +24,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -231,7 +232,7 @@ func (s *remote) connectLocked(ctx context.Context) error {
 		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
 			env = append(env, k+"="+s.cfg.Env[k])
 		}
-		t = &stdioTransport{command: s.cfg.Command, args: s.cfg.Args, env: env, dir: s.cfg.Cwd, stderr: s.stderr}
+		t = &stdioTransport{command: s.cfg.Command, args: s.cfg.Args, env: env, dir: s.cfg.Cwd, stderr: s.stderr, log: s.log}
 	case TransportHTTP:
 		t = &httpTransport{url: s.cfg.URL, headers: s.cfg.Headers, client: newHTTPClient(), log: s.log}
 	case TransportSSE:
@@ -407,7 +408,7 @@ func (s *remote) call(ctx context.Context, tool string, args json.RawMessage) (p
 // a request's parameters.
 func isInvalidParams(err error) bool {
 	var re *rpcError
-	return errors.As(err, &re) && re.Code == codeInvalidParams
+	return errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams
 }
 
 // died handles a connection that failed during a call on generation gen:

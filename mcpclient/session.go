@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // transport carries JSON-RPC messages between the client and one server.
@@ -73,7 +75,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[string]chan message
+	pending map[string]chan *jsonrpc.Message
 	err     error         // why the connection ended, once it has
 	done    chan struct{} // closed when the connection ends
 	version string        // the negotiated protocol version
@@ -85,23 +87,38 @@ type conn struct {
 }
 
 func newConn(t transport, log *slog.Logger, client mcp.Implementation) *conn {
-	return &conn{t: t, log: log, client: client, pending: map[string]chan message{}, done: make(chan struct{})}
+	return &conn{t: t, log: log, client: client, pending: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+}
+
+// rpcError is the error answer of the server to a request.
+type rpcError struct{ jsonrpc.ErrorObject }
+
+func (e *rpcError) Error() string {
+	return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code)
 }
 
 // receive implements handler.
 func (c *conn) receive(data []byte) {
-	msgs, err := decodeMessages(data)
-	if err != nil {
-		c.log.Warn("MCP server sent something that is not JSON-RPC", "err", err)
-		return
+	items := []json.RawMessage{data}
+	if jsonrpc.IsBatch(data) {
+		var bad *jsonrpc.Error
+		if items, bad = jsonrpc.SplitBatch(data); bad != nil {
+			c.log.Warn("MCP server sent something that is not JSON-RPC", "err", bad)
+			return
+		}
 	}
-	for _, m := range msgs {
-		switch {
-		case m.Method != "" && len(m.ID) > 0:
+	for _, item := range items {
+		m, bad := jsonrpc.Decode(item)
+		if bad != nil {
+			c.log.Warn("MCP server sent something that is not JSON-RPC", "err", bad)
+			continue
+		}
+		switch m.Kind {
+		case jsonrpc.KindRequest:
 			go c.answer(m)
-		case m.Method != "":
+		case jsonrpc.KindNotification:
 			c.notification(m)
-		case len(m.ID) > 0:
+		case jsonrpc.KindResponse:
 			c.mu.Lock()
 			ch := c.pending[string(m.ID)]
 			delete(c.pending, string(m.ID))
@@ -130,17 +147,13 @@ func (c *conn) closed(err error) {
 // answer replies to a request of the server: ping is answered; the
 // requests Praxis does not serve (sampling, roots, elicitation, ...) get
 // method-not-found, as it declares no capability for them.
-func (c *conn) answer(m message) {
+func (c *conn) answer(m *jsonrpc.Message) {
 	var data []byte
-	var err error
 	if m.Method == "ping" {
-		data, err = encodeResponse(m.ID, struct{}{}, nil)
+		data = jsonrpc.AppendResult(nil, m.ID, json.RawMessage("{}"))
 	} else {
 		c.log.Debug("MCP server asked for something Praxis does not serve", "method", m.Method)
-		data, err = encodeResponse(m.ID, nil, &rpcError{Code: codeMethodNotFound, Message: "method not found: " + m.Method})
-	}
-	if err != nil {
-		return
+		data = jsonrpc.AppendError(nil, m.ID, jsonrpc.CodeMethodNotFound, "method not found: "+m.Method)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -151,7 +164,7 @@ func (c *conn) answer(m message) {
 
 // notification handles what the server tells unasked. The tool list is
 // the one read at the first connection: a change is logged, not followed.
-func (c *conn) notification(m message) {
+func (c *conn) notification(m *jsonrpc.Message) {
 	switch m.Method {
 	case "notifications/tools/list_changed":
 		c.log.Info("MCP server's tool list changed; the tools listed when it connected stay in use")
@@ -220,8 +233,9 @@ func (c *conn) request(ctx context.Context, method string, params map[string]any
 		return c.err
 	}
 	c.nextID++
-	id := json.RawMessage(strconv.FormatInt(c.nextID, 10))
-	ch := make(chan message, 1)
+	n := c.nextID
+	id := json.RawMessage(strconv.FormatInt(n, 10))
+	ch := make(chan *jsonrpc.Message, 1)
 	c.pending[string(id)] = ch
 	c.mu.Unlock()
 	defer func() {
@@ -230,11 +244,11 @@ func (c *conn) request(ctx context.Context, method string, params map[string]any
 		c.mu.Unlock()
 	}()
 
-	data, err := encodeRequest(id, method, c.withMeta(params))
+	p, err := encodeParams(c.withMeta(params))
 	if err != nil {
 		return err
 	}
-	err = c.t.send(ctx, outgoing{data: data, headers: c.headers(method, name...), settled: func() bool { return len(ch) > 0 }})
+	err = c.t.send(ctx, outgoing{data: jsonrpc.AppendRequest(nil, n, method, p), headers: c.headers(method, name...), settled: func() bool { return len(ch) > 0 }})
 	select {
 	case m := <-ch:
 		return decodeResult(m, result)
@@ -265,9 +279,17 @@ func (c *conn) request(ctx context.Context, method string, params map[string]any
 	}
 }
 
-func decodeResult(m message, result any) error {
+// encodeParams encodes a message's parameters; empty ones are left out.
+func encodeParams(params map[string]any) (json.RawMessage, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(params)
+}
+
+func decodeResult(m *jsonrpc.Message, result any) error {
 	if m.Error != nil {
-		return m.Error
+		return &rpcError{jsonrpc.DecodeError(m.Error)}
 	}
 	if result == nil {
 		return nil
@@ -292,13 +314,13 @@ func (c *conn) cancel(id json.RawMessage, ctx context.Context) {
 
 // notify sends a notification, bounded by a few seconds.
 func (c *conn) notify(ctx context.Context, method string, params map[string]any) error {
-	data, err := encodeRequest(nil, method, c.withMeta(params))
+	p, err := encodeParams(c.withMeta(params))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return c.t.send(ctx, outgoing{data: data, headers: c.headers(method)})
+	return c.t.send(ctx, outgoing{data: jsonrpc.AppendNotification(nil, method, p), headers: c.headers(method)})
 }
 
 // handshake settles the protocol version. With tryModern it first asks

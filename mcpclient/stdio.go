@@ -2,23 +2,24 @@ package mcpclient
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
 	"time"
 
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/internal/procgroup"
 )
 
 // The stdio transport's limits and grace periods.
 const (
-	// maxStdioMessage bounds one line the server writes: a longer one ends
-	// the connection.
+	// maxStdioMessage bounds one line the server writes: a longer one is
+	// skipped.
 	maxStdioMessage = 64 << 20
 	// stdioGrace is how long a server has to exit after its standard input
 	// is closed, and again after SIGTERM.
@@ -37,6 +38,7 @@ type stdioTransport struct {
 	env     []string // added to Praxis's environment
 	dir     string
 	stderr  io.Writer
+	log     *slog.Logger
 
 	cmd        *exec.Cmd
 	wmu        sync.Mutex
@@ -116,30 +118,12 @@ func (t *stdioTransport) start(_ context.Context, h handler) error {
 	return nil
 }
 
-// read passes each line of out to h until out ends, and returns why it did.
+// read passes each line of out to h until out ends, and returns why it
+// did. A line over maxStdioMessage is skipped and logged.
 func (t *stdioTransport) read(out io.Reader, h handler) error {
-	r := bufio.NewReaderSize(out, 64<<10)
-	var long []byte
-	for {
-		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, line...)
-			if len(long) > maxStdioMessage {
-				return fmt.Errorf("the server wrote a line over %d MiB", maxStdioMessage>>20)
-			}
-			continue
-		}
-		if long != nil {
-			line = append(long, line...)
-			long = nil
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			h.receive(line)
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return jsonrpc.ReadLines(bufio.NewReaderSize(out, 64<<10), maxStdioMessage, h.receive, func() {
+		t.log.Warn("MCP server wrote a message over the limit; skipped", "limit_bytes", maxStdioMessage)
+	})
 }
 
 // death says why the connection ended, after the output ended with err:
