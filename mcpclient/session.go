@@ -78,16 +78,23 @@ type conn struct {
 	pending map[string]chan *jsonrpc.Message
 	err     error         // why the connection ended, once it has
 	done    chan struct{} // closed when the connection ends
-	version string        // the negotiated protocol version
-	modern  bool          // 2026-07-28 or later: no session, _meta on every request
+	// answering holds a token for each answer to a server's request in
+	// flight: a server that floods requests and reads no answers gets
+	// no more than its capacity.
+	answering chan struct{}
+	version   string // the negotiated protocol version
+	modern    bool   // 2026-07-28 or later: no session, _meta on every request
 
 	// Set by the handshake.
 	server mcp.Implementation
 	caps   mcp.ServerCapabilities
 }
 
+// maxAnswering bounds the answers to a server's requests in flight.
+const maxAnswering = 16
+
 func newConn(t transport, log *slog.Logger, client mcp.Implementation) *conn {
-	return &conn{t: t, log: log, client: client, pending: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+	return &conn{t: t, log: log, client: client, pending: map[string]chan *jsonrpc.Message{}, done: make(chan struct{}), answering: make(chan struct{}, maxAnswering)}
 }
 
 // rpcError is the error answer of the server to a request.
@@ -115,7 +122,15 @@ func (c *conn) receive(data []byte) {
 		}
 		switch m.Kind {
 		case jsonrpc.KindRequest:
-			go c.answer(m)
+			select {
+			case c.answering <- struct{}{}:
+				go func() {
+					defer func() { <-c.answering }()
+					c.answer(m)
+				}()
+			default:
+				c.log.Warn("MCP server sent more requests than it reads answers; one is left unanswered", "method", m.Method)
+			}
 		case jsonrpc.KindNotification:
 			c.notification(m)
 		case jsonrpc.KindResponse:
