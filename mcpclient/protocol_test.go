@@ -17,8 +17,9 @@ import (
 )
 
 // scriptedServer is a streamable HTTP server written message by message,
-// for what the real servers do not do on demand: it refuses
-// server/discover, so the client falls back to initialize; it pages
+// for what the real servers do not do on demand: it answers
+// server/discover with an empty result, as a server that answers every
+// method with one does, so the client falls back to initialize; it pages
 // tools/list; during the call of "ask" it sends a notification, a ping
 // and a sampling request on the call's stream, waits for the client's
 // answers, then breaks the stream before the result, which it replays to
@@ -115,6 +116,8 @@ func (s *scriptedServer) post(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		jsonAnswer(page)
 	case m.Method == "tools/call":
 		s.ask(w, r, m)
+	case m.Method == "server/discover":
+		jsonAnswer(`{}`)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(jsonrpc.AppendError(nil, m.ID, jsonrpc.CodeMethodNotFound, "no "+m.Method))
@@ -153,7 +156,7 @@ func (s *scriptedServer) ask(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 }
 
 // TestStreamableHTTPProtocol drives the client through the scripted
-// server: initialize after a refused server/discover, the session's ID
+// server: initialize after a server/discover answered without versions, the session's ID
 // and protocol version on every later request, three pages of tools, the
 // server's requests on a call's stream answered (ping with a result,
 // sampling with method-not-found), the broken stream resumed with

@@ -362,8 +362,11 @@ func (c *conn) discover(ctx context.Context, probe time.Duration) error {
 	defer cancel()
 	var res mcp.DiscoverResult
 	err := c.request(pctx, string(mcp.MethodServerDiscover), nil, &res)
-	if err == nil && len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, mcp.LATEST_PROTOCOL_VERSION) {
-		err = fmt.Errorf("the server supports %v", res.SupportedVersions)
+	// A server that answers every method, this one included, with an
+	// empty result is not taken for a 2026-07-28 server: the answer must
+	// list the version.
+	if err == nil && !slices.Contains(res.SupportedVersions, mcp.LATEST_PROTOCOL_VERSION) {
+		err = fmt.Errorf("server/discover answered without %s among its versions %v", mcp.LATEST_PROTOCOL_VERSION, res.SupportedVersions)
 	}
 	if err != nil {
 		c.setVersion("", false)
