@@ -34,7 +34,12 @@ type scriptedServer struct {
 	headers  []string          // "METHOD: Mcp-Session-Id / MCP-Protocol-Version" of each request after initialize
 	deleted  bool
 	replay   []byte // the result of ask, for the resuming GET
+	broken   time.Time
+	resumed  time.Time
 }
+
+// scriptedRetry is the reconnection time the call's stream sets.
+const scriptedRetry = 300 * time.Millisecond
 
 const scriptedSession = "session-7f3a"
 
@@ -72,6 +77,7 @@ func (s *scriptedServer) get(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Last-Event-ID") == "ask-1" {
 		s.mu.Lock()
 		replay := s.replay
+		s.resumed = time.Now()
 		s.mu.Unlock()
 		_ = sse.Write(bw, sse.Event{ID: "ask-2", Data: replay})
 		bw.Flush()
@@ -129,6 +135,7 @@ func (s *scriptedServer) post(w http.ResponseWriter, r *http.Request, m *jsonrpc
 func (s *scriptedServer) ask(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	bw := bufio.NewWriter(w)
+	_ = sse.Retry(bw, scriptedRetry)
 	_ = sse.Write(bw, sse.Event{ID: "ask-0", Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)})
 	_ = sse.Write(bw, sse.Event{ID: "ask-1", Data: []byte(`[{"jsonrpc":"2.0","id":"call-ping","method":"ping"},{"jsonrpc":"2.0","id":"call-sampling","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}]`)})
 	bw.Flush()
@@ -143,6 +150,7 @@ func (s *scriptedServer) ask(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 			content, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
 			s.mu.Lock()
 			s.replay = jsonrpc.AppendResult(nil, m.ID, content)
+			s.broken = time.Now()
 			s.mu.Unlock()
 			return // the stream breaks before the result
 		}
@@ -160,8 +168,8 @@ func (s *scriptedServer) ask(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 // and protocol version on every later request, three pages of tools, the
 // server's requests on a call's stream answered (ping with a result,
 // sampling with method-not-found), the broken stream resumed with
-// Last-Event-ID, the standalone stream's ping answered, and DELETE on
-// Close.
+// Last-Event-ID no sooner than the stream's retry field says, the
+// standalone stream's ping answered, and DELETE on Close.
 func TestStreamableHTTPProtocol(t *testing.T) {
 	s := newScriptedServer(t)
 	srv := httptest.NewServer(s)
@@ -202,6 +210,9 @@ func TestStreamableHTTPProtocol(t *testing.T) {
 	defer s.mu.Unlock()
 	if !s.deleted {
 		t.Error("Close sent no DELETE with the session's ID")
+	}
+	if gap := s.resumed.Sub(s.broken); gap < scriptedRetry {
+		t.Errorf("the stream was resumed %s after it broke; its retry field asked for %s", gap, scriptedRetry)
 	}
 	for _, h := range s.headers {
 		if !strings.HasSuffix(h, ": "+scriptedSession+" / 2025-06-18") {

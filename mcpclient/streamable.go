@@ -25,7 +25,8 @@ const (
 	// maxResumes bounds how often one request's event stream is resumed
 	// after it broke.
 	maxResumes = 3
-	// listenRetry is the wait before the standalone stream is reopened.
+	// listenRetry is the wait before the standalone stream is reopened,
+	// unless the stream set its own with a retry field.
 	listenRetry = time.Second
 	// deleteTimeout bounds the DELETE that ends a session.
 	deleteTimeout = 2 * time.Second
@@ -174,11 +175,13 @@ func mediaType(resp *http.Response) string {
 
 // readAnswer reads a request's event stream until its answer arrived
 // (settled) or the stream ends. A stream that ends first is resumed with
-// Last-Event-ID when its events had IDs; otherwise the connection broke.
+// Last-Event-ID when its events had IDs, after the reconnection time its
+// retry field set; otherwise the connection broke.
 func (t *httpTransport) readAnswer(ctx context.Context, body io.ReadCloser, settled func() bool) error {
 	lastID := ""
+	var retry time.Duration
 	for resumes := 0; ; resumes++ {
-		err := t.readEvents(body, &lastID, settled)
+		err := t.readEvents(body, &lastID, &retry, settled)
 		if settled() {
 			return nil
 		}
@@ -191,7 +194,10 @@ func (t *httpTransport) readAnswer(ctx context.Context, body io.ReadCloser, sett
 			}
 			return &connError{err}
 		}
-		t.log.Debug("resuming an event stream", "last_event_id", lastID, "err", err)
+		t.log.Debug("resuming an event stream", "last_event_id", lastID, "after", retry, "err", err)
+		if !sleep(ctx, retry) {
+			return ctx.Err()
+		}
 		resp, err := t.get(ctx, lastID)
 		if err != nil {
 			return err
@@ -201,12 +207,28 @@ func (t *httpTransport) readAnswer(ctx context.Context, body io.ReadCloser, sett
 	}
 }
 
+// sleep waits d, and reports whether ctx was still alive after it.
+func sleep(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
 // readEvents passes the messages of an event stream to the handler until
-// it ends or done reports true; lastID follows the events' IDs.
-func (t *httpTransport) readEvents(body io.Reader, lastID *string, done func() bool) error {
+// it ends or done reports true; lastID follows the events' IDs, retry the
+// stream's reconnection time.
+func (t *httpTransport) readEvents(body io.Reader, lastID *string, retry *time.Duration, done func() bool) error {
 	r := sse.NewReader(body, maxHTTPMessage)
 	for {
 		ev, err := r.Next()
+		if d := r.Retry(); d > 0 {
+			*retry = d
+		}
 		if err != nil {
 			return err
 		}
@@ -254,7 +276,7 @@ func (t *httpTransport) get(ctx context.Context, lastID string) (*http.Response,
 // alone.
 func (t *httpTransport) listen() {
 	t.wg.Go(func() {
-		lastID := ""
+		lastID, retry := "", listenRetry
 		for t.life.Err() == nil {
 			resp, err := t.get(t.life, lastID)
 			if err != nil {
@@ -263,13 +285,10 @@ func (t *httpTransport) listen() {
 				}
 				return
 			}
-			err = t.readEvents(resp.Body, &lastID, nil)
+			err = t.readEvents(resp.Body, &lastID, &retry, nil)
 			resp.Body.Close()
 			t.log.Debug("standalone event stream ended", "err", err)
-			select {
-			case <-t.life.Done():
-			case <-time.After(listenRetry):
-			}
+			sleep(t.life, retry)
 		}
 	})
 }
