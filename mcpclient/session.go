@@ -398,14 +398,14 @@ func (c *conn) initialize(ctx context.Context) error {
 		return err
 	}
 	if l, ok := c.t.(listener); ok {
-		l.listen()
+		l.listen(ctx)
 	}
 	return nil
 }
 
 // listener is a transport with a stream for what the server sends unasked,
 // opened once the session is initialized.
-type listener interface{ listen() }
+type listener interface{ listen(ctx context.Context) }
 
 func (c *conn) setVersion(v string, modern bool) {
 	c.mu.Lock()

@@ -273,12 +273,17 @@ func (t *httpTransport) get(ctx context.Context, lastID string) (*http.Response,
 // listen opens the session's standalone stream, where the server sends
 // what is not the answer to a request, and keeps it open until close. A
 // server that does not offer one (405, or anything but a stream) is left
-// alone.
-func (t *httpTransport) listen() {
+// alone. listen returns once the server answered the first GET, or ctx
+// ended, so that the stream is open before the session's first request.
+func (t *httpTransport) listen(ctx context.Context) {
+	opened := make(chan struct{})
 	t.wg.Go(func() {
+		once := sync.OnceFunc(func() { close(opened) })
+		defer once()
 		lastID, retry := "", listenRetry
 		for t.life.Err() == nil {
 			resp, err := t.get(t.life, lastID)
+			once()
 			if err != nil {
 				if t.life.Err() == nil {
 					t.log.Debug("no standalone event stream", "err", err)
@@ -291,6 +296,10 @@ func (t *httpTransport) listen() {
 			sleep(t.life, retry)
 		}
 	})
+	select {
+	case <-opened:
+	case <-ctx.Done():
+	}
 }
 
 // close ends the standalone stream and the session.
