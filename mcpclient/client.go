@@ -282,8 +282,8 @@ func (s *remote) connectLocked(ctx context.Context) error {
 // of an older protocol may ignore the method instead of refusing it.
 const discoverProbe = 5 * time.Second
 
-// disconnectLocked closes the connection and reaps the process. It returns
-// the process's exit error, if any. s.mu is held.
+// disconnectLocked closes the connection, ending a stdio server's
+// process group, and returns what went wrong closing it. s.mu is held.
 func (s *remote) disconnectLocked() error {
 	if s.c == nil {
 		return nil
