@@ -101,7 +101,7 @@ func TestNPMServerOverHTTP(t *testing.T) {
 			addr := startNode(t, "--import", "file://"+preload, script, tc.mode)
 			m, logs := connect(t, map[string]any{"ev": map[string]any{"type": tc.typ, "url": "http://" + addr + tc.path}})
 			st := m.Servers()[0]
-			if st.State != StateConnected || st.Transport != tc.typ || st.ProtocolVersion != legacyVersions[0] {
+			if st.State != StateConnected || st.Transport != tc.typ || st.ProtocolVersion != legacyVersions()[0] {
 				t.Fatalf("server = %+v\nlog:\n%s", st, logs)
 			}
 			if res := call(t, m, "mcp__ev__echo", `{"message": "from Go over `+tc.typ+`"}`); res.IsError || !strings.Contains(res.Text, "from Go over "+tc.typ) {

@@ -245,3 +245,51 @@ func TestSSEEndpointElsewhere(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestInitializeNegotiation: initialize offers the newest version the
+// handshake can negotiate; the server's older choice is taken when Praxis
+// knows it, and a version it does not know fails the connection.
+func TestInitializeNegotiation(t *testing.T) {
+	for _, tc := range []struct {
+		answer, state, err string
+	}{
+		{"2025-11-25", string(StateConnected), ""},
+		{"2025-03-26", string(StateConnected), ""},
+		{"2024-11-05", string(StateConnected), ""},
+		{"1999-01-01", string(StateFailed), `the server speaks protocol version "1999-01-01"`},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			var offered sync.Map
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				m, bad := jsonrpc.Decode(body)
+				if bad != nil || m.Kind != jsonrpc.KindRequest {
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				switch m.Method {
+				case "initialize":
+					var p struct{ ProtocolVersion string }
+					_ = json.Unmarshal(m.Params, &p)
+					offered.Store("version", p.ProtocolVersion)
+					w.Write(jsonrpc.AppendResult(nil, m.ID, json.RawMessage(`{"protocolVersion":"`+tc.answer+`","capabilities":{},"serverInfo":{"name":"old","version":"1"}}`)))
+				default:
+					w.Write(jsonrpc.AppendError(nil, m.ID, jsonrpc.CodeMethodNotFound, "no "+m.Method))
+				}
+			}))
+			t.Cleanup(srv.Close)
+			m, _ := connect(t, map[string]any{"old": map[string]any{"url": srv.URL, "timeout": "10s"}})
+			st := m.Servers()[0]
+			if string(st.State) != tc.state || !strings.Contains(st.Error, tc.err) {
+				t.Errorf("state %s, error %q; want %s, %q", st.State, st.Error, tc.state, tc.err)
+			}
+			if tc.err == "" && st.ProtocolVersion != tc.answer {
+				t.Errorf("protocol version %q, want the server's %q", st.ProtocolVersion, tc.answer)
+			}
+			if v, _ := offered.Load("version"); v != "2025-11-25" {
+				t.Errorf("initialize offered %v, want 2025-11-25", v)
+			}
+		})
+	}
+}

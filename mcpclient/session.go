@@ -26,8 +26,8 @@ type transport interface {
 	// send delivers one message. The answer to a request may be passed to
 	// h.receive before send returns (over HTTP it comes back on the POST).
 	send(ctx context.Context, out outgoing) error
-	// close ends the connection and releases what it holds. For a stdio
-	// server it returns how the process ended.
+	// close ends the connection and releases what it holds (a stdio
+	// server's process group with it).
 	close() error
 }
 
@@ -62,9 +62,12 @@ func isConnectionError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// legacyVersions are the protocol versions negotiated with initialize,
-// newest first: those mcp-go's mcp package lists, up to 2025-11-25.
-var legacyVersions = slices.DeleteFunc(slices.Clone(mcp.ValidProtocolVersions), mcp.IsModernProtocol)
+// legacyVersions returns the protocol versions negotiated with
+// initialize, newest first: those mcp-go's mcp package lists, up to
+// 2025-11-25.
+func legacyVersions() []string {
+	return slices.DeleteFunc(slices.Clone(mcp.ValidProtocolVersions), mcp.IsModernProtocol)
+}
 
 // conn is one MCP session with a server over a transport: the handshake,
 // requests and their answers, and what the server sends unasked.
@@ -380,17 +383,18 @@ func (c *conn) discover(ctx context.Context, probe time.Duration) error {
 }
 
 func (c *conn) initialize(ctx context.Context) error {
+	versions := legacyVersions()
 	var res mcp.InitializeResult
 	err := c.request(ctx, "initialize", map[string]any{
-		"protocolVersion": legacyVersions[0],
+		"protocolVersion": versions[0],
 		"capabilities":    struct{}{},
 		"clientInfo":      c.client,
 	}, &res)
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(legacyVersions, res.ProtocolVersion) {
-		return fmt.Errorf("the server speaks protocol version %q; Praxis speaks %s", res.ProtocolVersion, strings.Join(legacyVersions, ", "))
+	if !slices.Contains(versions, res.ProtocolVersion) {
+		return fmt.Errorf("the server speaks protocol version %q; Praxis speaks %s", res.ProtocolVersion, strings.Join(versions, ", "))
 	}
 	c.setVersion(res.ProtocolVersion, false)
 	c.server, c.caps = res.ServerInfo, res.Capabilities
