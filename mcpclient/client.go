@@ -17,18 +17,14 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/praxis-tools/praxis/internal/procgroup"
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -215,12 +211,12 @@ type remote struct {
 	mu       sync.Mutex
 	state    State
 	err      error
-	c        *client.Client
-	proc     *exec.Cmd // the stdio server's process, nil for HTTP
-	gen      int       // connection generation, bumped on every (re)connect
+	c        *conn
+	gen      int // connection generation, bumped on every (re)connect
 	restarts int
-	init     *mcp.InitializeResult
-	listed   []mcp.Tool // the tools of the first connection
+	server   mcp.Implementation // from the last handshake
+	protocol string             // the protocol version of the last handshake
+	listed   []tool             // the tools of the first connection
 	infos    []ToolInfo
 }
 
@@ -228,52 +224,26 @@ type remote struct {
 func (s *remote) connectLocked(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	// The connection outlives ctx: it ends in close.
-	life := context.WithoutCancel(ctx)
 
-	var tr transport.Interface
-	var proc *exec.Cmd
+	var t transport
 	switch s.cfg.Transport {
 	case TransportStdio:
 		env := make([]string, 0, len(s.cfg.Env))
 		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
 			env = append(env, k+"="+s.cfg.Env[k])
 		}
-		tr = transport.NewStdioWithOptions(s.cfg.Command, env, s.cfg.Args,
-			transport.WithCommandFunc(func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
-				cmd := exec.Command(command, args...)
-				cmd.Env = append(os.Environ(), env...)
-				cmd.Dir = s.cfg.Cwd
-				procgroup.Own(cmd)
-				proc = cmd
-				return cmd, nil
-			}),
-			transport.WithCommandStderrWriter(s.stderr),
-			transport.WithCommandLogger(s.log))
+		t = &stdioTransport{command: s.cfg.Command, args: s.cfg.Args, env: env, dir: s.cfg.Cwd, stderr: s.stderr, log: s.log}
 	case TransportHTTP:
-		h, err := transport.NewStreamableHTTP(s.cfg.URL,
-			transport.WithHTTPHeaders(s.cfg.Headers),
-			transport.WithHTTPLogger(s.log))
-		if err != nil {
-			return err
-		}
-		tr = h
+		t = &httpTransport{url: s.cfg.URL, headers: s.cfg.Headers, client: newHTTPClient(), log: s.log}
 	case TransportSSE:
-		h, err := transport.NewSSE(s.cfg.URL,
-			transport.WithHeaders(s.cfg.Headers),
-			transport.WithSSELogger(s.log))
-		if err != nil {
-			return err
-		}
-		tr = h
+		t = &sseTransport{url: s.cfg.URL, headers: s.cfg.Headers, client: newHTTPClient(), log: s.log}
 	default:
 		return fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}
 
-	c := client.NewClient(tr, client.WithDiscoverTimeout(min(5*time.Second, s.cfg.Timeout)))
+	c := newConn(t, s.log, s.info)
 	fail := func(what string, err error) error {
-		_ = c.Close()
-		procgroup.Kill(proc)
+		_ = c.close()
 		if ctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s", s.cfg.Timeout)
 		}
@@ -282,41 +252,44 @@ func (s *remote) connectLocked(ctx context.Context) error {
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := c.Start(life); err != nil {
+	if err := t.start(ctx, c); err != nil {
 		return fail("starting", err)
 	}
-	init, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: s.info}})
-	if err != nil {
+	// The legacy SSE transport predates server/discover.
+	tryModern := s.cfg.Transport != TransportSSE
+	if err := c.handshake(ctx, tryModern, min(discoverProbe, s.cfg.Timeout)); err != nil {
 		return fail("initializing", err)
 	}
-	var tools []mcp.Tool
-	if init.Capabilities.Tools != nil {
-		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
+	var tools []tool
+	if c.caps.Tools != nil {
+		var err error
+		if tools, err = c.listTools(ctx); err != nil {
 			return fail("listing tools", err)
 		}
-		tools = res.Tools
 	}
-	s.c, s.proc, s.init = c, proc, init
+	s.c, s.server, s.protocol = c, c.server, c.protocolVersion()
 	s.gen++
 	if s.listed == nil {
-		slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(tools, func(a, b tool) int { return strings.Compare(a.Name, b.Name) })
 		s.listed = tools
 	}
-	s.log.Info("MCP server connected", "server", init.ServerInfo.Name, "version", init.ServerInfo.Version,
-		"protocol", init.ProtocolVersion, "tools", len(tools))
+	s.log.Info("MCP server connected", "server", c.server.Name, "version", c.server.Version,
+		"protocol", c.protocolVersion(), "tools", len(tools))
 	return nil
 }
 
-// disconnectLocked closes the connection and reaps the process. It returns
-// the process's exit error, if any. s.mu is held.
+// discoverProbe bounds the wait for an answer to server/discover: a server
+// of an older protocol may ignore the method instead of refusing it.
+const discoverProbe = 5 * time.Second
+
+// disconnectLocked closes the connection, ending a stdio server's
+// process group, and returns what went wrong closing it. s.mu is held.
 func (s *remote) disconnectLocked() error {
 	if s.c == nil {
 		return nil
 	}
-	err := s.c.Close()
-	procgroup.Kill(s.proc)
-	s.c, s.proc = nil, nil
+	err := s.c.close()
+	s.c = nil
 	return err
 }
 
@@ -326,12 +299,6 @@ func (s *remote) close() error {
 	err := s.disconnectLocked()
 	if s.state == StateConnected {
 		s.state = StateClosed
-	}
-	if err != nil && s.cfg.Transport == TransportStdio {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return nil // a server that exits non-zero on close is not our failure
-		}
 	}
 	if err != nil {
 		return fmt.Errorf("MCP server %q: close: %w", s.cfg.Name, err)
@@ -352,16 +319,12 @@ func (s *remote) status() ServerStatus {
 	if s.err != nil {
 		st.Error = s.err.Error()
 	}
-	if s.init != nil {
-		st.ServerName = s.init.ServerInfo.Name
-		st.ServerVersion = s.init.ServerInfo.Version
-		st.ProtocolVersion = s.init.ProtocolVersion
-	}
+	st.ServerName, st.ServerVersion, st.ProtocolVersion = s.server.Name, s.server.Version, s.protocol
 	return st
 }
 
 // current returns the live connection and its generation.
-func (s *remote) current() (*client.Client, int, error) {
+func (s *remote) current() (*conn, int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.c == nil {
@@ -375,18 +338,10 @@ func (s *remote) current() (*client.Client, int, error) {
 }
 
 // praxisTool turns an MCP tool into a praxis.Tool named name.
-func (s *remote) praxisTool(name string, t mcp.Tool) (praxis.Tool, error) {
-	schema := t.RawInputSchema
-	if len(schema) == 0 {
-		in := t.InputSchema
-		if in.Type == "" {
-			in.Type = "object"
-		}
-		b, err := json.Marshal(in)
-		if err != nil {
-			return praxis.Tool{}, fmt.Errorf("input schema: %w", err)
-		}
-		schema = b
+func (s *remote) praxisTool(name string, t tool) (praxis.Tool, error) {
+	schema := t.InputSchema
+	if len(schema) == 0 || string(schema) == "null" {
+		schema = json.RawMessage(`{"type": "object"}`)
 	}
 	desc := strings.TrimSpace(t.Description)
 	if desc == "" {
@@ -431,10 +386,7 @@ func (s *remote) call(ctx context.Context, tool string, args json.RawMessage) (p
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(cctx, req)
+	res, err := c.callTool(cctx, tool, args)
 	switch {
 	case err == nil:
 		return convertResult(res), nil
@@ -445,18 +397,18 @@ func (s *remote) call(ctx context.Context, tool string, args json.RawMessage) (p
 			WithDetail("The server is still connected; the call may have taken effect. Raise \"timeout\" for this server in the MCP configuration if the tool is slow.")
 	case isConnectionError(err):
 		return praxis.Result{}, s.died(ctx, gen, tool, err)
-	case errors.Is(err, mcp.ErrInvalidParams):
+	case isInvalidParams(err):
 		return praxis.Result{}, praxis.Errorf(praxis.EInvalidArgs, "MCP server %q refused the arguments of %s: %v", s.cfg.Name, tool, err)
 	default:
 		return praxis.Result{}, praxis.Errorf(praxis.EUnavailable, "MCP server %q failed the call to %s: %v", s.cfg.Name, tool, err)
 	}
 }
 
-// isConnectionError reports whether err is a failure of the connection
-// rather than an answer of the server.
-func isConnectionError(err error) bool {
-	var te *transport.Error
-	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+// isInvalidParams reports whether err is the server's JSON-RPC refusal of
+// a request's parameters.
+func isInvalidParams(err error) bool {
+	var re *rpcError
+	return errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams
 }
 
 // died handles a connection that failed during a call on generation gen:

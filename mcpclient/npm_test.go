@@ -3,9 +3,12 @@ package mcpclient
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-tools/praxis/internal/npmservers"
 	"github.com/praxis-tools/praxis/praxis"
@@ -74,5 +77,72 @@ func TestNPMServers(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestNPMServerOverHTTP runs the official "everything" server from npm
+// over streamable HTTP and over the legacy HTTP+SSE transport, on
+// loopback, and calls its tools.
+func TestNPMServerOverHTTP(t *testing.T) {
+	bin := npmservers.Bin(t, npmservers.Everything)
+	script, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preload, err := filepath.Abs(filepath.Join("testdata", "loopback.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ mode, typ, path string }{
+		{"streamableHttp", TransportHTTP, "/mcp"},
+		{"sse", TransportSSE, "/sse"},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			addr := startNode(t, "--import", "file://"+preload, script, tc.mode)
+			m, logs := connect(t, map[string]any{"ev": map[string]any{"type": tc.typ, "url": "http://" + addr + tc.path}})
+			st := m.Servers()[0]
+			if st.State != StateConnected || st.Transport != tc.typ || st.ProtocolVersion != legacyVersions()[0] {
+				t.Fatalf("server = %+v\nlog:\n%s", st, logs)
+			}
+			if res := call(t, m, "mcp__ev__echo", `{"message": "from Go over `+tc.typ+`"}`); res.IsError || !strings.Contains(res.Text, "from Go over "+tc.typ) {
+				t.Errorf("echo = %+v", res)
+			}
+			if res := call(t, m, "mcp__ev__get-sum", `{"a": 2, "b": 40}`); res.IsError || !strings.Contains(res.Text, "42") {
+				t.Errorf("get-sum = %+v", res)
+			}
+			if res := call(t, m, "mcp__ev__get-tiny-image", `{}`); res.IsError || len(res.Images) != 1 || res.Images[0].MIMEType != "image/png" {
+				t.Errorf("get-tiny-image = %+v", res)
+			}
+			if err := m.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+var listeningRE = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+
+// startNode runs node with args and PORT=0, and returns the loopback
+// address it says it listens on.
+func startNode(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("node", args...)
+	cmd.Env = append(os.Environ(), "PORT=0")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := listeningRE.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %v did not say where it listens:\n%s", args, stderr)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -28,7 +29,7 @@ type toolCallParams struct {
 // an unknown one, a task-augmented call, metadata other than a progress
 // token), which then goes through mcp-go as usual. The result is the same
 // on the wire either way; tests hold the two paths to that.
-func (s *Server) fastToolCall(ctx context.Context, cl *call, env *envelope) writeFunc {
+func (s *Server) fastToolCall(ctx context.Context, cl *call, env *jsonrpc.Message) writeFunc {
 	var p toolCallParams
 	if len(env.Params) == 0 || json.Unmarshal(env.Params, &p) != nil || len(p.Task) > 0 || !s.isEngineTool(p.Name) {
 		return nil

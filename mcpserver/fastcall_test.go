@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // TestFastToolCallMatchesMCPGo runs the same tools/call requests through
@@ -26,7 +28,7 @@ func TestFastToolCallMatchesMCPGo(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"steps","arguments":{"n":2},"_meta":{"progressToken":"t"}}}`,
 		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"b.txt","content":"x\n"}}}`,
 	} {
-		env, bad := decodeMessage([]byte(line))
+		env, bad := jsonrpc.Decode([]byte(line))
 		if bad != nil {
 			t.Fatal(bad)
 		}
@@ -51,7 +53,7 @@ func TestFastToolCallMatchesMCPGo(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"other":1}}}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"steps\",\"arguments\":{},\"_meta\":{\"progressToken\":\"\xff\"}}}",
 	} {
-		env, _ := decodeMessage([]byte(line))
+		env, _ := jsonrpc.Decode([]byte(line))
 		cl := newCall(c, discard{})
 		if s.fastToolCall(s.mcp.WithContext(c.ctx, cl), cl, env) != nil {
 			t.Errorf("%s: served by the fast path", line)

@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/praxis-tools/praxis/internal/httpguard"
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // Defaults of HTTPOptions.
@@ -383,11 +384,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if isBatch(body) {
+	if jsonrpc.IsBatch(body) {
 		h.postBatch(w, r, body)
 		return
 	}
-	env, bad := decodeMessage(body)
+	env, bad := jsonrpc.Decode(body)
 	if bad != nil {
 		messageHTTPError(w, bad)
 		return
@@ -401,7 +402,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var s *httpSession
-	if env.kind == kindRequest && env.Method == string(mcp.MethodInitialize) {
+	if env.Kind == jsonrpc.KindRequest && env.Method == string(mcp.MethodInitialize) {
 		if r.Header.Get("Mcp-Session-Id") != "" {
 			httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "bad request: initialize opens a new session and must not carry Mcp-Session-Id")
 			return
@@ -417,14 +418,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
 
-	switch env.kind {
-	case kindResponse:
+	switch env.Kind {
+	case jsonrpc.KindResponse:
 		if !s.deliver(env) {
 			h.srv.log.Debug("http: response to no pending request", "session", s.id, "id", string(env.ID))
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		h.srv.serve(s.ctx, s.conn, discard{}, env, body)
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -479,18 +480,18 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, s *httpSession, n int32) bool
 // served without a session, from one of an initialized session, and
 // checks the protocol version the request names against the versions the
 // server speaks. version is the modern request's version.
-func (h *HTTPHandler) requestEra(r *http.Request, env *envelope) (version string, modern bool, err *messageError) {
+func (h *HTTPHandler) requestEra(r *http.Request, env *jsonrpc.Message) (version string, modern bool, err *jsonrpc.Error) {
 	header := r.Header.Get("MCP-Protocol-Version")
 	meta := metaProtocolVersion(env.Params)
 	if !mcp.IsModernProtocol(header) && !mcp.IsModernProtocol(meta) {
 		if header != "" && !slices.Contains(h.srv.versions, header) {
-			return "", false, &messageError{ID: echoableID(env.ID), Code: mcp.INVALID_REQUEST,
+			return "", false, &jsonrpc.Error{ID: jsonrpc.EchoableID(env.ID), Code: jsonrpc.CodeInvalidRequest,
 				Message: "unsupported MCP-Protocol-Version " + header + "; supported: " + strings.Join(h.srv.versions, ", ")}
 		}
 		return "", false, nil
 	}
-	bad := func(code int, msg string) (string, bool, *messageError) {
-		return "", true, &messageError{ID: echoableID(env.ID), Code: code, Message: msg}
+	bad := func(code int, msg string) (string, bool, *jsonrpc.Error) {
+		return "", true, &jsonrpc.Error{ID: jsonrpc.EchoableID(env.ID), Code: code, Message: msg}
 	}
 	switch {
 	case header == "":
@@ -529,7 +530,7 @@ func metaProtocolVersion(params json.RawMessage) string {
 
 // postModern serves a message of protocol 2026-07-28 or later: without a
 // session, each request on a connection of its own.
-func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, env *envelope, body []byte, version string, bad *messageError) {
+func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, env *jsonrpc.Message, body []byte, version string, bad *jsonrpc.Error) {
 	if bad != nil {
 		messageHTTPError(w, bad)
 		return
@@ -537,11 +538,11 @@ func (h *HTTPHandler) postModern(w http.ResponseWriter, r *http.Request, env *en
 	c := newConn(h.ctx, h.srv, "", discard{})
 	c.sessionless = true
 	defer c.end()
-	switch env.kind {
-	case kindResponse:
+	switch env.Kind {
+	case jsonrpc.KindResponse:
 		httpError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "invalid request: protocol version "+version+" has no requests from the server to answer")
 		return
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		h.srv.serve(c.ctx, c, discard{}, env, body)
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -571,14 +572,14 @@ func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 		messageHTTPError(w, batchRefusal(v))
 		return
 	}
-	items, bad := decodeBatch(body)
+	items, bad := jsonrpc.SplitBatch(body)
 	if bad != nil {
 		messageHTTPError(w, bad)
 		return
 	}
 	s.enter()
 	defer s.leave()
-	b := splitBatch(items, s.deliver, func(env *envelope, item []byte) {
+	b := splitBatch(items, s.deliver, func(env *jsonrpc.Message, item []byte) {
 		h.srv.serve(s.ctx, s.conn, discard{}, env, item)
 	})
 	reqs, raws, resps := b.reqs, b.raws, b.resps
@@ -882,19 +883,19 @@ func acceptsExplicitly(r *http.Request, mediaType string) bool {
 
 // httpError answers with status and a JSON-RPC error body.
 func httpError(w http.ResponseWriter, status, code int, msg string) {
-	writeHTTPError(w, status, &messageError{Code: code, Message: msg})
+	writeHTTPError(w, status, &jsonrpc.Error{Code: code, Message: msg})
 }
 
 // messageHTTPError answers a message the server cannot serve with 400 and
 // its JSON-RPC error.
-func messageHTTPError(w http.ResponseWriter, e *messageError) {
+func messageHTTPError(w http.ResponseWriter, e *jsonrpc.Error) {
 	writeHTTPError(w, http.StatusBadRequest, e)
 }
 
-func writeHTTPError(w http.ResponseWriter, status int, e *messageError) {
+func writeHTTPError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	bw := bufio.NewWriter(w)
-	e.response()(bw)
+	errorResponse(e)(bw)
 	bw.Flush()
 }

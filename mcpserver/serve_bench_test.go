@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // BenchmarkServe measures the protocol path alone, without I/O: decoding,
@@ -24,7 +26,7 @@ func BenchmarkServe(b *testing.B) {
 			line := []byte(tc.line)
 			b.ReportAllocs()
 			for b.Loop() {
-				env, _ := decodeMessage(line)
+				env, _ := jsonrpc.Decode(line)
 				s.serve(c.ctx, c, discard{}, env, line)(w)
 				w.Flush()
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -173,7 +174,7 @@ func (c *conn) NotificationChannel() chan<- mcp.JSONRPCNotification {
 
 // deliver routes a client's response to the request the server sent. It
 // reports whether a request was waiting for it.
-func (c *conn) deliver(env *envelope) bool {
+func (c *conn) deliver(env *jsonrpc.Message) bool {
 	id, err := strconv.ParseInt(string(env.ID), 10, 64)
 	if err != nil {
 		return false
@@ -399,8 +400,8 @@ func callFromContext(ctx context.Context) *call {
 // nil for a notification, and for a request the client cancelled with
 // notifications/cancelled: no response is sent for that request. A panic
 // anywhere in the protocol server becomes an internal-error response.
-func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, raw []byte) writeFunc {
-	if env.kind != kindRequest {
+func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Message, raw []byte) writeFunc {
+	if env.Kind != jsonrpc.KindRequest {
 		if env.Method == string(mcp.MethodNotificationCancelled) {
 			c.cancelInflight(env.Params)
 		}
@@ -443,7 +444,7 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *envelope, ra
 }
 
 // handle passes a message to the protocol server.
-func (s *Server) handle(ctx context.Context, env *envelope, raw []byte) (resp mcp.JSONRPCMessage) {
+func (s *Server) handle(ctx context.Context, env *jsonrpc.Message, raw []byte) (resp mcp.JSONRPCMessage) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic serving a request", "method", env.Method, "panic", p, "stack", string(debug.Stack()))
@@ -495,7 +496,7 @@ func notFoundMiddleware(next server.ResourceHandlerFunc) server.ResourceHandlerF
 // safeFastToolCall runs fastToolCall, turning a panic into an internal
 // error response. It returns nil when the call is not one for the fast
 // path.
-func (s *Server) safeFastToolCall(ctx context.Context, cl *call, env *envelope) (resp writeFunc) {
+func (s *Server) safeFastToolCall(ctx context.Context, cl *call, env *jsonrpc.Message) (resp writeFunc) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic serving a tool call", "panic", p, "stack", string(debug.Stack()))

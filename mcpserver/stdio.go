@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // DefaultMaxMessageBytes is the default bound on one incoming stdio line:
@@ -30,24 +31,11 @@ type StdioOptions struct {
 	MaxMessageBytes int
 }
 
-// lineWriter is the stdio sink: one message per line, written whole and
+// lineSink is the stdio sink: one message per line, written whole and
 // flushed.
-type lineWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
-}
+type lineSink struct{ lw *jsonrpc.LineWriter }
 
-func (l *lineWriter) send(enc writeFunc) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := enc(l.w); err != nil {
-		return err
-	}
-	if err := l.w.WriteByte('\n'); err != nil {
-		return err
-	}
-	return l.w.Flush()
-}
+func (l lineSink) send(enc writeFunc) error { return l.lw.Send(enc) }
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on r and w
 // until r ends or ctx is cancelled. Only protocol messages are written to w.
@@ -58,7 +46,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	out := &lineWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	out := lineSink{jsonrpc.NewLineWriter(w)}
 	var id [8]byte
 	rand.Read(id[:])
 	c := newConn(ctx, s, "stdio-"+hex.EncodeToString(id[:]), out)
@@ -73,7 +61,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 
 	readErr := make(chan error, 1)
 	go func() {
-		readErr <- readLines(bufio.NewReaderSize(r, 64<<10), opts.MaxMessageBytes, out, d.handle)
+		readErr <- readLines(r, opts.MaxMessageBytes, out, d.handle)
 	}()
 	select {
 	case err := <-readErr:
@@ -115,23 +103,23 @@ func (d *dispatcher) work() {
 // requests and notifications are handled in order, on the reading
 // goroutine, so that a cancellation is seen while its call still runs.
 func (d *dispatcher) handle(line []byte) {
-	if isBatch(line) {
+	if jsonrpc.IsBatch(line) {
 		d.handleBatch(line)
 		return
 	}
-	env, bad := decodeMessage(line)
+	env, bad := jsonrpc.Decode(line)
 	if bad != nil {
-		d.out.send(bad.response())
+		d.out.send(errorResponse(bad))
 		return
 	}
-	switch env.kind {
-	case kindResponse:
+	switch env.Kind {
+	case jsonrpc.KindResponse:
 		if !d.c.deliver(env) {
 			d.srv.log.Debug("stdio: response to no pending request", "id", string(env.ID))
 		}
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		d.srv.serve(d.c.ctx, d.c, d.out, env, line)
-	case kindRequest:
+	case jsonrpc.KindRequest:
 		if env.Method == string(mcp.MethodInitialize) {
 			// Served in order, so that what follows finds the session
 			// initialized.
@@ -167,15 +155,15 @@ func (d *dispatcher) spawn(job func()) {
 // concurrently, and their responses as one array once all are answered.
 func (d *dispatcher) handleBatch(line []byte) {
 	if v := d.c.negotiated(); !batchesAllowed(v) {
-		d.out.send(batchRefusal(v).response())
+		d.out.send(errorResponse(batchRefusal(v)))
 		return
 	}
-	items, bad := decodeBatch(line)
+	items, bad := jsonrpc.SplitBatch(line)
 	if bad != nil {
-		d.out.send(bad.response())
+		d.out.send(errorResponse(bad))
 		return
 	}
-	b := splitBatch(items, d.c.deliver, func(env *envelope, item []byte) {
+	b := splitBatch(items, d.c.deliver, func(env *jsonrpc.Message, item []byte) {
 		d.srv.serve(d.c.ctx, d.c, d.out, env, item)
 	})
 	reqs, raws, resps := b.reqs, b.raws, b.resps
@@ -209,7 +197,7 @@ func serveAll(serve func(int) writeFunc, n int) []writeFunc {
 	return slices.DeleteFunc(out, func(w writeFunc) bool { return w == nil })
 }
 
-func (d *dispatcher) respond(env *envelope, line []byte) {
+func (d *dispatcher) respond(env *jsonrpc.Message, line []byte) {
 	if resp := d.srv.serve(d.c.ctx, d.c, d.out, env, line); resp != nil {
 		if err := d.out.send(resp); err != nil {
 			d.srv.log.Warn("stdio: writing a response", "err", err)
@@ -242,56 +230,19 @@ func (d *dispatcher) stop() {
 
 // readLines calls handle with each non-blank line of r. A line over max
 // bytes is skipped to its end and answered on out with an error.
-func readLines(r *bufio.Reader, max int, out sink, handle func([]byte)) error {
-	for {
-		line, err := readLine(r, max)
-		if errors.Is(err, errLineTooLong) {
-			out.send(errorFunc(nil, mcp.INVALID_REQUEST, fmt.Sprintf("message over the limit of %d bytes", max)))
-			continue
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			handle(line)
-		}
-		if err != nil {
-			return err
-		}
-	}
+func readLines(r io.Reader, max int, out sink, handle func([]byte)) error {
+	return jsonrpc.ReadLines(bufio.NewReaderSize(r, 64<<10), max, handle, func() {
+		out.send(errorFunc(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", max)))
+	})
 }
 
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one line without its end. Past max bytes it discards the
-// rest of the line and returns errLineTooLong.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > max+1 {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-			if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			return nil, errLineTooLong
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			line = append(line, frag...)
-			continue
-		}
-		if line == nil {
-			line = make([]byte, len(frag))
-			copy(line, frag)
-		} else {
-			line = append(line, frag...)
-		}
-		return bytes.TrimRight(line, "\r\n"), err
-	}
-}
-
-// errorFunc writes a JSON-RPC error response.
+// errorFunc writes a JSON-RPC error response, its message in the
+// protocol's words (see protocolText).
 func errorFunc(id json.RawMessage, code int, msg string) writeFunc {
-	return responseFunc(id, mcp.NewJSONRPCError(mcp.NewRequestId(nil), code, msg, nil))
+	return func(w *bufio.Writer) error {
+		_, err := w.Write(jsonrpc.AppendError(w.AvailableBuffer(), id, code, protocolText(msg)))
+		return err
+	}
 }
 
 // shutdownGrace is how long cancelled calls get to return before the

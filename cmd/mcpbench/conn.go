@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/internal/sse"
 )
 
@@ -28,28 +29,18 @@ type conn interface {
 	close() error
 }
 
-// envelope is what mcpbench needs to know about any message it receives.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Result json.RawMessage `json:"result"`
-}
-
 // checkResponse reports a JSON-RPC error, or a tool result with isError, as
 // an error.
 func checkResponse(resp []byte) error {
-	var env envelope
-	if err := json.Unmarshal(resp, &env); err != nil {
-		return fmt.Errorf("undecodable response: %v", err)
+	m, bad := jsonrpc.Decode(resp)
+	if bad != nil {
+		return fmt.Errorf("undecodable response: %v", bad)
 	}
-	if env.Error != nil {
-		return fmt.Errorf("JSON-RPC error %d: %s", env.Error.Code, env.Error.Message)
+	if m.Error != nil {
+		e := jsonrpc.DecodeError(m.Error)
+		return fmt.Errorf("JSON-RPC error %d: %s", e.Code, e.Message)
 	}
-	if !bytes.Contains(env.Result, []byte(`"isError"`)) {
+	if !bytes.Contains(m.Result, []byte(`"isError"`)) {
 		return nil // spare decoding a large result once more
 	}
 	var r struct {
@@ -58,7 +49,7 @@ func checkResponse(resp []byte) error {
 			Text string `json:"text"`
 		} `json:"content"`
 	}
-	if err := json.Unmarshal(env.Result, &r); err == nil && r.IsError {
+	if err := json.Unmarshal(m.Result, &r); err == nil && r.IsError {
 		msg := ""
 		if len(r.Content) > 0 {
 			msg, _, _ = strings.Cut(r.Content[0].Text, "\n")
@@ -66,31 +57,6 @@ func checkResponse(resp []byte) error {
 		return fmt.Errorf("tool returned isError: %s", msg)
 	}
 	return nil
-}
-
-// request encodes a JSON-RPC request by hand: it is on the measured path.
-// params must be compact JSON (it is sent as one stdio line).
-func request(id int64, method string, params json.RawMessage) []byte {
-	m, _ := json.Marshal(method)
-	b := make([]byte, 0, 48+len(m)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"method":`...)
-	b = append(b, m...)
-	if len(params) > 0 {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
-}
-
-func notification(method string, params json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", method, params})
-	return b
 }
 
 var initializeParams = json.RawMessage(`{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1"}}`)
@@ -121,7 +87,7 @@ func newStdioConn(w io.WriteCloser, r io.Reader) *stdioConn {
 func (s *stdioConn) call(ctx context.Context, method string, params json.RawMessage) ([]byte, time.Time, error) {
 	s.nextID++
 	id := s.nextID
-	msg := append(request(id, method, params), '\n')
+	msg := append(jsonrpc.AppendRequest(nil, id, method, params), '\n')
 	if _, err := s.w.Write(msg); err != nil {
 		return nil, time.Time{}, fmt.Errorf("writing to server: %w", err)
 	}
@@ -135,28 +101,25 @@ func (s *stdioConn) call(ctx context.Context, method string, params json.RawMess
 		if err := ctx.Err(); err != nil {
 			return nil, done, err
 		}
-		var env envelope
-		if err := json.Unmarshal(line, &env); err != nil {
-			return nil, done, fmt.Errorf("server wrote a line that is not JSON: %.200q", line)
+		m, bad := jsonrpc.Decode(line)
+		if bad != nil {
+			return nil, done, fmt.Errorf("server wrote a line that is not a JSON-RPC message (%v): %.200q", bad, line)
 		}
 		switch {
-		case env.Method != "" && len(env.ID) > 0:
+		case m.Kind == jsonrpc.KindRequest:
 			// A request from the server: we offer no client capabilities.
-			reply, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": env.ID,
-				"error": map[string]any{"code": -32601, "message": "not supported by mcpbench"}})
+			reply := jsonrpc.AppendError(nil, m.ID, jsonrpc.CodeMethodNotFound, "not supported by mcpbench")
 			if _, err := s.w.Write(append(reply, '\n')); err != nil {
 				return nil, done, err
 			}
-		case env.Method != "":
-			// A notification: skipped.
-		case string(bytes.TrimSpace(env.ID)) == want:
+		case m.Kind == jsonrpc.KindResponse && string(m.ID) == want:
 			return line, done, nil
 		}
 	}
 }
 
 func (s *stdioConn) notify(ctx context.Context, method string, params json.RawMessage) error {
-	_, err := s.w.Write(append(notification(method, params), '\n'))
+	_, err := s.w.Write(append(jsonrpc.AppendNotification(nil, method, params), '\n'))
 	return err
 }
 
@@ -192,7 +155,7 @@ func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error
 func (h *httpConn) call(ctx context.Context, method string, params json.RawMessage) ([]byte, time.Time, error) {
 	h.nextID++
 	id := h.nextID
-	resp, err := h.post(ctx, request(id, method, params))
+	resp, err := h.post(ctx, jsonrpc.AppendRequest(nil, id, method, params))
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -231,15 +194,14 @@ func readSSE(body io.Reader, want string) ([]byte, time.Time, error) {
 			continue
 		}
 		done := time.Now()
-		var env envelope
-		if err := json.Unmarshal(ev.Data, &env); err == nil && env.Method == "" && string(bytes.TrimSpace(env.ID)) == want {
+		if m, bad := jsonrpc.Decode(ev.Data); bad == nil && m.Kind == jsonrpc.KindResponse && string(m.ID) == want {
 			return ev.Data, done, nil
 		}
 	}
 }
 
 func (h *httpConn) notify(ctx context.Context, method string, params json.RawMessage) error {
-	resp, err := h.post(ctx, notification(method, params))
+	resp, err := h.post(ctx, jsonrpc.AppendNotification(nil, method, params))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
 // TestMain doubles as a stdio MCP server when mcpbench, under test, spawns
@@ -232,7 +234,7 @@ func TestFields(t *testing.T) {
 
 func TestRequestEncoding(t *testing.T) {
 	c := config{method: "tools/call", tool: "read_file", args: "{\n  \"path\": \"a \\\"b\\\".txt\"\n}"}
-	got := request(7, c.method, c.params())
+	got := jsonrpc.AppendRequest(nil, 7, c.method, c.params())
 	if bytes.ContainsRune(got, '\n') {
 		t.Errorf("request spans lines: %s", got)
 	}
@@ -251,7 +253,7 @@ func TestRequestEncoding(t *testing.T) {
 	if m.JSONRPC != "2.0" || m.ID != 7 || m.Method != "tools/call" || m.Params.Name != "read_file" || m.Params.Arguments["path"] != `a "b".txt` {
 		t.Errorf("decoded %+v from %s", m, got)
 	}
-	if got := string(request(1, "ping", nil)); got != `{"jsonrpc":"2.0","id":1,"method":"ping"}` {
+	if got := string(jsonrpc.AppendRequest(nil, 1, "ping", nil)); got != `{"jsonrpc":"2.0","id":1,"method":"ping"}` {
 		t.Errorf("ping: %s", got)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"os"
 
-	"github.com/praxis-tools/praxis/mcpserver"
+	"github.com/praxis-tools/praxis/mcpclient"
 )
 
 func runConnect(ctx context.Context, args []string, io stdio) int {
@@ -29,7 +29,7 @@ func runConnect(ctx context.Context, args []string, io stdio) int {
 	if *token == "" {
 		*token = os.Getenv("PRAXIS_TOKEN")
 	}
-	err = mcpserver.Forward(ctx, u.String(), mcpserver.ForwardOptions{Token: *token, Logger: newLogger(io)}, io.in, io.out)
+	err = mcpclient.Forward(ctx, u.String(), mcpclient.ForwardOptions{Token: *token, Logger: newLogger(io)}, io.in, io.out)
 	if err != nil {
 		fmt.Fprintf(io.err, "praxis connect: %v\n", err)
 		return exitToolError

@@ -10,14 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"sync"
 	"time"
 
+	"github.com/praxis-tools/praxis/internal/httpguard"
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/internal/procgroup"
 	"github.com/praxis-tools/praxis/internal/sse"
 )
@@ -35,6 +35,8 @@ type bridge struct {
 	command     []string
 	maxSessions int
 	log         *slog.Logger
+	guard       *httpguard.Guard
+	mux         *http.ServeMux // the endpoint's methods; others get 405
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -42,7 +44,17 @@ type bridge struct {
 }
 
 func newBridge(command []string, maxSessions int, log *slog.Logger) *bridge {
-	return &bridge{command: command, maxSessions: maxSessions, log: log, sessions: map[string]*session{}}
+	guard := httpguard.New(httpguard.Options{
+		Loopback:      true,
+		AllowMethods:  "GET, POST, DELETE",
+		AllowHeaders:  "Content-Type, Accept, " + sessionHeader + ", MCP-Protocol-Version, Last-Event-ID",
+		ExposeHeaders: sessionHeader,
+	})
+	b := &bridge{command: command, maxSessions: maxSessions, log: log, guard: guard, mux: http.NewServeMux(), sessions: map[string]*session{}}
+	b.mux.HandleFunc("POST /mcp", b.post)
+	b.mux.HandleFunc("GET /mcp", b.get)
+	b.mux.HandleFunc("DELETE /mcp", b.delete)
+	return b
 }
 
 // closeAll ends every session and refuses new ones.
@@ -62,41 +74,36 @@ func (b *bridge) closeAll() {
 	wg.Wait()
 }
 
+// ServeHTTP refuses requests from other hosts and origins, then serves
+// /mcp.
 func (b *bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/mcp" {
-		http.NotFound(w, r)
+	preflight, refusal := b.guard.Check(w, r)
+	if refusal != nil {
+		writeRPCError(w, refusal.Status, jsonrpc.CodeInvalidRequest, refusal.Message)
 		return
 	}
-	if !allowedHost(r.Host) || !allowedOrigin(r.Header.Get("Origin")) {
-		http.Error(w, "Forbidden: non-loopback Host or Origin", http.StatusForbidden)
-		return
-	}
-	switch r.Method {
-	case http.MethodPost:
-		b.post(w, r)
-	case http.MethodGet:
-		b.get(w, r)
-	case http.MethodDelete:
-		b.delete(w, r)
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	if !preflight {
+		b.mux.ServeHTTP(w, r)
 	}
 }
 
-// message is the part of a JSON-RPC message the bridge routes by.
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
+// progressToken returns the progress token of a request (in its params'
+// _meta) or of a progress notification (in its params), or nil.
+func progressToken(m *jsonrpc.Message) json.RawMessage {
+	var p struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
 		Meta          struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
-	} `json:"params"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return nil
+	}
+	if m.Kind == jsonrpc.KindRequest {
+		return p.Meta.ProgressToken
+	}
+	return p.ProgressToken
 }
-
-func (m *message) isRequest() bool { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
 
 func key(raw json.RawMessage) string { return string(bytes.TrimSpace(raw)) }
 
@@ -111,9 +118,11 @@ func (b *bridge) post(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request", http.StatusBadRequest)
 		return
 	}
-	raws, msgs, err := splitMessages(body)
-	if err != nil {
-		writeRPCError(w, http.StatusBadRequest, -32700, "Parse error: "+err.Error())
+	raws, msgs, bad := splitMessages(body)
+	if bad != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(append(bad.Append(nil), '\n'))
 		return
 	}
 
@@ -140,7 +149,7 @@ func (b *bridge) post(w http.ResponseWriter, r *http.Request) {
 
 	var st *stream
 	for _, m := range msgs {
-		if m.isRequest() {
+		if m.Kind == jsonrpc.KindRequest {
 			if st == nil {
 				st = newStream()
 			}
@@ -288,18 +297,18 @@ func (s *session) send(raws []json.RawMessage) error {
 }
 
 // open registers a POST stream for the requests in msgs.
-func (s *session) open(st *stream, msgs []message) bool {
+func (s *session) open(st *stream, msgs []*jsonrpc.Message) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gone {
 		return false
 	}
 	for _, m := range msgs {
-		if !m.isRequest() {
+		if m.Kind != jsonrpc.KindRequest {
 			continue
 		}
 		s.pending[key(m.ID)] = st
-		if tok := m.Params.Meta.ProgressToken; len(tok) > 0 {
+		if tok := progressToken(m); len(tok) > 0 {
 			s.progress[key(tok)] = st
 		}
 	}
@@ -368,16 +377,16 @@ func (s *session) readLoop(stdout io.Reader) {
 }
 
 func (s *session) route(line []byte) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		s.log.Warn("server wrote a line that is not JSON", "line", truncate(line))
+	m, bad := jsonrpc.Decode(line)
+	if bad != nil {
+		s.log.Warn("server wrote a line that is not a JSON-RPC message", "line", truncate(line), "err", bad)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var target *stream
 	switch {
-	case m.Method == "" && len(m.ID) > 0: // a response
+	case m.Kind == jsonrpc.KindResponse:
 		target = s.pending[key(m.ID)]
 		if target == nil {
 			s.log.Warn("response to no open request", "id", key(m.ID))
@@ -389,8 +398,10 @@ func (s *session) route(line []byte) {
 			s.dropPost(target)
 		}
 		return
-	case m.Method == "notifications/progress" && len(m.Params.ProgressToken) > 0:
-		target = s.progress[key(m.Params.ProgressToken)]
+	case m.Method == "notifications/progress":
+		if tok := progressToken(m); len(tok) > 0 {
+			target = s.progress[key(tok)]
+		}
 	}
 	if target == nil && len(s.posts) > 0 {
 		target = s.posts[len(s.posts)-1]
@@ -517,73 +528,32 @@ func serveSSE(w http.ResponseWriter, r *http.Request, st *stream) {
 	}
 }
 
-// splitMessages parses a POST body: one JSON-RPC message or a batch.
-func splitMessages(body []byte) ([]json.RawMessage, []message, error) {
-	body = bytes.TrimSpace(body)
-	var raws []json.RawMessage
-	if len(body) > 0 && body[0] == '[' {
-		if err := json.Unmarshal(body, &raws); err != nil {
-			return nil, nil, err
+// splitMessages parses a POST body: one JSON-RPC message or a batch. A
+// body that is not JSON-RPC gets the error the Praxis server would give.
+func splitMessages(body []byte) ([]json.RawMessage, []*jsonrpc.Message, *jsonrpc.Error) {
+	raws := []json.RawMessage{body}
+	if jsonrpc.IsBatch(body) {
+		var bad *jsonrpc.Error
+		if raws, bad = jsonrpc.SplitBatch(body); bad != nil {
+			return nil, nil, bad
 		}
-		if len(raws) == 0 {
-			return nil, nil, errors.New("empty batch")
-		}
-	} else {
-		raws = []json.RawMessage{body}
 	}
-	msgs := make([]message, len(raws))
+	msgs := make([]*jsonrpc.Message, len(raws))
 	for i, raw := range raws {
-		if len(raw) == 0 || raw[0] != '{' {
-			return nil, nil, errors.New("message is not a JSON object")
+		m, bad := jsonrpc.Decode(raw)
+		if bad != nil {
+			return nil, nil, bad
 		}
-		if err := json.Unmarshal(raw, &msgs[i]); err != nil {
-			return nil, nil, err
-		}
+		msgs[i] = m
 	}
 	return raws, msgs, nil
 }
 
+// writeRPCError answers with status and a JSON-RPC error without an id.
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": code, "message": msg},
-	})
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// allowedHost reports whether a Host header names a loopback address; it
-// is the DNS-rebinding defence.
-func allowedHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
-		host = host[1 : len(host)-1]
-	}
-	return isLoopbackHost(host)
-}
-
-// allowedOrigin accepts no Origin (non-browser clients) or a loopback one.
-func allowedOrigin(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil {
-		return false
-	}
-	return isLoopbackHost(u.Hostname())
+	w.Write(append(jsonrpc.AppendError(nil, nil, code, msg), '\n'))
 }
 
 func truncate(b []byte) string {

@@ -23,8 +23,9 @@
 // line.
 //
 // The endpoint answers only loopback Host and Origin headers (403
-// otherwise), caps request bodies (413), and rejects malformed JSON with a
-// JSON-RPC parse error.
+// otherwise, by the checks of Praxis's own HTTP endpoints), caps request
+// bodies (413), and answers a body that is not JSON-RPC with the error the
+// Praxis server gives it.
 package main
 
 import (
@@ -39,6 +40,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/praxis-tools/praxis/internal/httpguard"
 )
 
 func main() {
@@ -60,8 +63,7 @@ func run(args []string) int {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || !isLoopbackHost(host) {
+	if !httpguard.LoopbackAddr(*addr) {
 		log.Error("refusing non-loopback address", "addr", *addr)
 		return 2
 	}

@@ -21,11 +21,17 @@ type Event struct {
 }
 
 // Reader reads events from a stream. Lines end in LF or CRLF; comment
-// lines (":" first) and fields other than id, event and data are ignored.
+// lines (":" first) and fields other than id, event, data and retry are
+// ignored.
 type Reader struct {
-	sc   *bufio.Scanner
-	done bool
+	sc    *bufio.Scanner
+	done  bool
+	retry time.Duration
 }
+
+// Retry returns the reconnection time the stream set last with a retry
+// field (whole milliseconds), or 0 when it set none.
+func (r *Reader) Retry() time.Duration { return r.retry }
 
 // ErrTooLong is returned by [Reader.Next] for a line longer than the
 // reader's limit.
@@ -76,6 +82,10 @@ func (r *Reader) Next() (Event, error) {
 			ev.Event = string(value)
 		case "id":
 			ev.ID = string(value)
+		case "retry":
+			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+				r.retry = time.Duration(ms) * time.Millisecond
+			}
 		case "data":
 			if hasData {
 				ev.Data = append(ev.Data, '\n')

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-tools/praxis/internal/sse"
 )
@@ -52,6 +53,32 @@ func TestReader(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReaderRetry: the retry field sets the stream's reconnection time,
+// whether its event has data or not; a value that is not whole
+// milliseconds is ignored.
+func TestReaderRetry(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+	}{
+		{"data: x\n\n", 0},
+		{"id: 1\nretry: 500\ndata: \n\n", 500 * time.Millisecond},
+		{"retry: 250\n\ndata: x\n\n", 250 * time.Millisecond},
+		{"retry: 250\ndata: x\n\nretry: 1000\ndata: y\n\n", time.Second},
+		{"retry: 300\ndata: x\n\nretry: 1.5\ndata: y\n\nretry: -1\ndata: z\n\n", 300 * time.Millisecond},
+	} {
+		r := sse.NewReader(strings.NewReader(tc.in), 1<<10)
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		if r.Retry() != tc.want {
+			t.Errorf("%q: Retry() = %s, want %s", tc.in, r.Retry(), tc.want)
+		}
 	}
 }
 

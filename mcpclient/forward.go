@@ -1,4 +1,4 @@
-package mcpserver
+package mcpclient
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/internal/sse"
 )
 
@@ -25,12 +25,15 @@ type ForwardOptions struct {
 	// Client makes the HTTP requests. Default: a client without timeouts
 	// (streams stay open as long as calls run).
 	Client *http.Client
-	// MaxMessageBytes bounds one line from the stdio client. Default
-	// DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one line from the stdio client. Default 96
+	// MiB, the bound of the server's own stdio.
 	MaxMessageBytes int
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
 }
+
+// defaultMaxLineBytes is ForwardOptions.MaxMessageBytes's default.
+const defaultMaxLineBytes = 96 << 20
 
 // Forward serves a stdio MCP client (on in and out) by forwarding every
 // message to the streamable HTTP endpoint at url, so that a client that
@@ -44,14 +47,14 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		opts.Client = &http.Client{}
 	}
 	if opts.MaxMessageBytes <= 0 {
-		opts.MaxMessageBytes = DefaultMaxMessageBytes
+		opts.MaxMessageBytes = defaultMaxLineBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := &forwarder{url: url, opts: opts, out: &lineWriter{w: bufio.NewWriterSize(out, 64<<10)}, ctx: ctx}
+	f := &forwarder{url: url, opts: opts, out: jsonrpc.NewLineWriter(out), ctx: ctx}
 
 	var (
 		mu      sync.Mutex
@@ -59,18 +62,18 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		wg      sync.WaitGroup
 	)
 	handle := func(line []byte) {
-		if isBatch(line) {
+		if jsonrpc.IsBatch(line) {
 			// The server judges batches by the session's protocol version;
 			// its answer, an error included, goes back as it is.
-			f.post(&envelope{kind: kindInvalid}, line)
+			f.post(&jsonrpc.Message{Kind: jsonrpc.KindInvalid}, line)
 			return
 		}
-		env, bad := decodeMessage(line)
+		env, bad := jsonrpc.Decode(line)
 		if bad != nil {
-			f.out.send(bad.response())
+			f.out.SendBytes(bad.Append(nil))
 			return
 		}
-		if env.kind != kindRequest || env.Method == string(mcp.MethodInitialize) {
+		if env.Kind != jsonrpc.KindRequest || env.Method == methodInitialize {
 			// initialize, notifications and responses go in order: the
 			// session must exist before anything else, and a cancellation
 			// must not overtake what it cancels.
@@ -89,7 +92,11 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 		}()
 	}
 	readErr := make(chan error, 1)
-	go func() { readErr <- readLines(bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, f.out, handle) }()
+	go func() {
+		readErr <- jsonrpc.ReadLines(bufio.NewReaderSize(in, 64<<10), opts.MaxMessageBytes, handle, func() {
+			f.out.SendBytes(jsonrpc.AppendError(nil, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", opts.MaxMessageBytes)))
+		})
+	}()
 	defer f.close()
 	var err error
 	select {
@@ -106,10 +113,16 @@ func Forward(ctx context.Context, url string, opts ForwardOptions, in io.Reader,
 	return err
 }
 
+// The methods the forwarder watches for.
+const (
+	methodInitialize  = "initialize"
+	methodInitialized = "notifications/initialized"
+)
+
 type forwarder struct {
 	url  string
 	opts ForwardOptions
-	out  *lineWriter
+	out  *jsonrpc.LineWriter
 	ctx  context.Context
 
 	mu       sync.Mutex
@@ -155,8 +168,8 @@ func (f *forwarder) send(body []byte) (*http.Response, string, error) {
 // is never left waiting. When the server no longer knows the session (it
 // expired, or the server restarted), a new one is opened with the client's
 // initialize and the message is sent again once.
-func (f *forwarder) post(env *envelope, body []byte) {
-	isInit := env.Method == string(mcp.MethodInitialize)
+func (f *forwarder) post(env *jsonrpc.Message, body []byte) {
+	isInit := env.Method == methodInitialize
 	if isInit {
 		f.mu.Lock()
 		f.init = append([]byte(nil), body...)
@@ -175,7 +188,7 @@ func (f *forwarder) post(env *envelope, body []byte) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
-		if env.kind == kindInvalid {
+		if env.Kind == jsonrpc.KindInvalid {
 			f.relayResponse(resp, env) // a batch: the server's error is its answer
 			return
 		}
@@ -190,12 +203,12 @@ func (f *forwarder) post(env *envelope, body []byte) {
 		f.mu.Unlock()
 	}
 	f.relayResponse(resp, env)
-	if env.Method == string(mcp.MethodNotificationInitialized) {
+	if env.Method == methodInitialized {
 		f.startListener()
 	}
 }
 
-func (f *forwarder) relayResponse(resp *http.Response, env *envelope) {
+func (f *forwarder) relayResponse(resp *http.Response, env *jsonrpc.Message) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
@@ -254,7 +267,7 @@ func (f *forwarder) reopen(lost string) error {
 	f.listener = false // the standalone stream belonged to the old session
 	f.mu.Unlock()
 	f.opts.Logger.Info("connect: the session ended on the server; opened a new one")
-	resp, _, err = f.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	resp, _, err = f.send(jsonrpc.AppendNotification(nil, methodInitialized, nil))
 	if err != nil {
 		return err
 	}
@@ -266,13 +279,13 @@ func (f *forwarder) reopen(lost string) error {
 // relay writes one message from the server to the client, compacted onto
 // one line. The negotiated protocol version is remembered from the
 // initialize response.
-func (f *forwarder) relay(data []byte, env *envelope) {
+func (f *forwarder) relay(data []byte, env *jsonrpc.Message) {
 	var line bytes.Buffer
 	if err := json.Compact(&line, data); err != nil {
 		f.opts.Logger.Warn("connect: the server sent invalid JSON", "err", err)
 		return
 	}
-	if env != nil && env.Method == string(mcp.MethodInitialize) {
+	if env != nil && env.Method == methodInitialize {
 		var r struct {
 			Result struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -284,11 +297,11 @@ func (f *forwarder) relay(data []byte, env *envelope) {
 			f.mu.Unlock()
 		}
 	}
-	f.out.send(func(w *bufio.Writer) error { _, err := w.Write(line.Bytes()); return err })
+	f.out.SendBytes(line.Bytes())
 }
 
 // relayEvents relays the messages of an event stream.
-func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
+func (f *forwarder) relayEvents(r io.Reader, env *jsonrpc.Message) {
 	sr := sse.NewReader(r, f.opts.MaxMessageBytes+64)
 	for {
 		ev, err := sr.Next()
@@ -301,10 +314,10 @@ func (f *forwarder) relayEvents(r io.Reader, env *envelope) {
 	}
 }
 
-func (f *forwarder) fail(env *envelope, msg string) {
+func (f *forwarder) fail(env *jsonrpc.Message, msg string) {
 	f.opts.Logger.Warn("connect: "+msg, "method", env.Method)
-	if env.kind == kindRequest {
-		f.out.send(errorFunc(env.ID, mcp.INTERNAL_ERROR, msg))
+	if env.Kind == jsonrpc.KindRequest {
+		f.out.SendBytes(jsonrpc.AppendError(nil, env.ID, jsonrpc.CodeInternalError, msg))
 	}
 }
 
