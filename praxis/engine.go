@@ -80,8 +80,9 @@ type Engine struct {
 	// error it returns fails that step.
 	testHook func(stage, rel string) error
 
-	shell   *shell      // the bash tool's runner and background jobs
-	protect *protection // the files no writer may change
+	shell   *shell       // the bash tool's runner and background jobs
+	protect *protection  // the files no writer may change
+	board   *noticeBoard // what each session was shown, for change notices
 }
 
 func (e *Engine) hook(stage, rel string) error {
@@ -120,17 +121,24 @@ func New(opts Options) (*Engine, error) {
 		memSem:  make(chan struct{}, 1),
 	}
 	e.protect = newProtection(ws, opts.Protected)
+	e.board = newNoticeBoard(ws, opts.MaxFileBytes, opts.Logger, e.history.text)
 	e.commits = &committer{root: ws.root, state: StateDir, lock: newCommitLock(ws.root, StateDir),
-		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook}
+		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook, written: e.board.written}
 	e.recoverCommits()
 	e.skills = newSkills(opts, ws)
 	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected, opts.Logger); err != nil {
+		e.board.close()
 		ws.Close()
 		return nil, err
 	}
-	e.catalog, err = NewCatalog(e.tools()...)
+	tools := e.tools()
+	for i, t := range tools {
+		tools[i].Handler = e.noticing(t.Name, t.Handler)
+	}
+	e.catalog, err = NewCatalog(tools...)
 	if err != nil {
 		e.shell.close()
+		e.board.close()
 		ws.Close()
 		return nil, fmt.Errorf("building the catalog: %w", err)
 	}
@@ -186,6 +194,7 @@ func (e *Engine) Workspace() *Workspace { return e.ws }
 // Close returns once their processes are gone.
 func (e *Engine) Close() error {
 	e.shell.close()
+	e.board.close()
 	return e.ws.Close()
 }
 

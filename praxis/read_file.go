@@ -24,6 +24,7 @@ func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 	}
 	version := hashline.Version(doc.Bytes())
 	e.history.served(rel, version)
+	e.board.served(ctx, rel, version, doc.Bytes(), fi)
 
 	total := doc.Lines()
 	from, limit := a.Offset, a.Limit
