@@ -703,3 +703,20 @@ func (e *Engine) Subscribe(s *Session, path string, notify func()) (string, erro
 func (e *Engine) Unsubscribe(s *Session, path string) error {
 	return e.board.unsubscribe(s, path)
 }
+
+// ReadRaw returns the content of the regular file at path, taken as
+// read_file takes it, whole, up to the engine's MaxFileBytes; a text the
+// session in ctx is shown this way counts as read, for its notices. It
+// also returns the file's path in the workspace.
+func (e *Engine) ReadRaw(ctx context.Context, path string) ([]byte, string, error) {
+	rel, err := e.ws.Rel(path)
+	if err != nil {
+		return nil, "", err
+	}
+	data, fi, err := e.ws.ReadFile(rel, e.opts.MaxFileBytes)
+	if err != nil {
+		return nil, "", err
+	}
+	e.board.served(ctx, rel, hashline.Version(data), data, fi)
+	return data, rel, nil
+}
