@@ -121,15 +121,23 @@ func (l *commitLock) open() (*os.File, error) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return f, err
 	}
-	if err := l.root.MkdirAll(l.dir, 0o755); err != nil {
+	if err := makeStateDir(l.root, l.dir); err != nil {
 		return nil, err
 	}
-	// The state is the engine's own: keep it out of version control.
-	if f, err := l.root.OpenFile(path.Join(l.dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+	return l.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+}
+
+// makeStateDir creates the state directory dir in root if it does not
+// exist, with a .gitignore that keeps it out of version control.
+func makeStateDir(root *os.Root, dir string) error {
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if f, err := root.OpenFile(path.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
 		f.WriteString("*\n")
 		f.Close()
 	}
-	return l.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	return nil
 }
 
 // fileWrite is one file a commit replaces.

@@ -41,7 +41,9 @@
 //	diff.go            unified diffs (go-diff), exact to the byte, no-newline marker
 //	budget.go          the change budget (Options.MaxChangedLines)
 //	anchor_candidates.go  the candidate lines an ambiguous anchor could mean
-//	history.go         earlier versions, so anchors survive the engine's own edits
+//	history.go         the engine's own edits between versions, line by line
+//	versions.go        the version store: contents of the versions served, in
+//	                   memory and on disk under the state directory
 //	search.go          what glob and grep share: directories, walk options
 //	jobs.go            the shell behind bash, its background jobs and their reports
 //	memory_store.go    the memory notes' store: keys, files, limits, its committer

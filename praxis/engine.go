@@ -21,8 +21,10 @@ type Options struct {
 	// add more lines than this in total, counted from the diff
 	// (E_BUDGET_EXCEEDED).
 	MaxChangedLines int
-	// HistoryBytes bounds the memory of earlier file versions kept so that
-	// anchors survive the engine's own edits. Default 64 MiB.
+	// HistoryBytes bounds the memory of file versions the engine keeps so
+	// that anchors read from an earlier version can be relocated; the
+	// versions are also kept on disk in the workspace's state directory
+	// (see versionStore). Default 64 MiB.
 	HistoryBytes int64
 	// Protected lists workspace-relative paths that the engine's writers
 	// (write_file, edit_file, the memory tools) refuse to change (E_POLICY),
@@ -73,7 +75,10 @@ type Engine struct {
 	commits *committer    // every write of a workspace file
 	memSem  chan struct{} // the in-process half of a memory store's lock outside the workspace
 	history *history
-	skills  *skills.Catalog
+	// versions holds the contents of the versions the engine served and
+	// wrote, in memory and under the state directory, shared by processes.
+	versions *versionStore
+	skills   *skills.Catalog
 
 	// testHook, when set by a test, runs before each file of a commit is
 	// checked again ("verify") and before it is renamed ("write"); an
@@ -120,8 +125,9 @@ func New(opts Options) (*Engine, error) {
 		history: newHistory(opts.HistoryBytes),
 		memSem:  make(chan struct{}, 1),
 	}
+	e.versions = newVersionStore(ws.root, opts.HistoryBytes, opts.MaxFileBytes, opts.Logger)
 	e.protect = newProtection(ws, opts.Protected)
-	e.board = newNoticeBoard(ws, opts.MaxFileBytes, opts.Logger, e.history.text)
+	e.board = newNoticeBoard(ws, opts.MaxFileBytes, opts.Logger, e.versions)
 	e.commits = &committer{root: ws.root, state: StateDir, lock: newCommitLock(ws.root, StateDir),
 		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook, written: e.board.written}
 	e.recoverCommits()
@@ -191,11 +197,20 @@ func (e *Engine) Workspace() *Workspace { return e.ws }
 
 // Close releases the engine's resources. Calls in flight may fail. Every
 // command the engine started, background jobs included, is killed, and
-// Close returns once their processes are gone.
+// Close returns once their processes are gone and the file versions the
+// engine kept are written to the state directory.
 func (e *Engine) Close() error {
 	e.shell.close()
 	e.board.close()
+	e.versions.close()
 	return e.ws.Close()
+}
+
+// served records that the engine showed anchors of rel at version, whose
+// content is data: an anchor read from it can be relocated later.
+func (e *Engine) served(rel, version string, data []byte) {
+	e.history.served(rel, version)
+	e.versions.served(rel, version, data)
 }
 
 // recoverCommits finishes the commits a killed process left, when no other

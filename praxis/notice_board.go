@@ -84,10 +84,10 @@ func sigOf(fi fs.FileInfo) statSig {
 // shown and at which state, the notices not yet delivered, the
 // subscriptions, and the watcher.
 type noticeBoard struct {
-	ws   *Workspace
-	max  int64
-	log  *slog.Logger
-	text func(path, version string) ([]byte, bool) // an earlier version's text, if kept
+	ws    *Workspace
+	max   int64
+	log   *slog.Logger
+	texts *versionStore // the texts of versions, to diff a change
 
 	mu      sync.Mutex
 	views   map[*Session]*view
@@ -134,8 +134,8 @@ type subscription struct {
 	timer   *time.Timer
 }
 
-func newNoticeBoard(ws *Workspace, max int64, log *slog.Logger, text func(path, version string) ([]byte, bool)) *noticeBoard {
-	b := &noticeBoard{ws: ws, max: max, log: log, text: text,
+func newNoticeBoard(ws *Workspace, max int64, log *slog.Logger, texts *versionStore) *noticeBoard {
+	b := &noticeBoard{ws: ws, max: max, log: log, texts: texts,
 		views: make(map[*Session]*view), names: make(map[string]map[*view]int), dirs: make(map[string]int)}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -465,8 +465,12 @@ func (b *noticeBoard) queue(v *view, rel string, old, now fileState, newText []b
 	}
 	var oldText []byte
 	if old.kind == stateFile && now.kind == stateFile {
-		if t, ok := b.text(rel, old.version); ok {
+		if t, ok := b.texts.get(old.version); ok {
 			oldText = t
+		}
+		if newText != nil {
+			// The next change is told from this version: keep its text.
+			b.texts.keep(now.version, newText, "")
 		}
 	}
 	v.pending = append(v.pending, &pendingNotice{rel: rel, old: old, notice: newNotice(rel, old, now, oldText, newText)})
@@ -509,6 +513,7 @@ func (b *noticeBoard) written(ctx context.Context, ws []fileWrite) {
 				version = hashline.Version(w.Data)
 			}
 			now = fileState{kind: stateFile, version: version}
+			b.texts.keep(version, w.Data, "") // a later change is told from it
 		}
 		var ts []*tracked
 		for _, t := range v.files {
@@ -717,6 +722,8 @@ func (e *Engine) ReadRaw(ctx context.Context, path string) ([]byte, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	e.board.served(ctx, rel, hashline.Version(data), data, fi)
+	version := hashline.Version(data)
+	e.versions.keep(version, data, "")
+	e.board.served(ctx, rel, version, data, fi)
 	return data, rel, nil
 }

@@ -284,17 +284,3 @@ func (e *Engine) noticing(name string, h Handler) Handler {
 		return withNotices(res, ns), nil
 	}
 }
-
-// text returns the text of version of path, when the history keeps it.
-func (h *history) text(path, version string) ([]byte, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c := h.files[path]; c != nil {
-		for _, v := range c.versions {
-			if v.version == version && v.data != nil {
-				return v.data, true
-			}
-		}
-	}
-	return nil, false
-}

@@ -74,13 +74,13 @@ func TestNoticeOnChangeBySomeoneElse(t *testing.T) {
 	}{
 		{"written in place", func(t *testing.T, dir string) {
 			writeTestFile(t, filepath.Join(dir, "f.txt"), "one\ntwo\nTHREE\nfour\nfive\n")
-		}, NoticeChanged, regexp.MustCompile(`^notice: f\.txt changed on disk \(\w+ → \w+\): `)},
+		}, NoticeChanged, regexp.MustCompile(`^notice: f\.txt changed on disk \(\w+ → \w+\): lines 3 changed$`)},
 		{"renamed over", func(t *testing.T, dir string) {
 			writeTestFile(t, filepath.Join(dir, "tmp"), "zero\n"+text)
 			if err := os.Rename(filepath.Join(dir, "tmp"), filepath.Join(dir, "f.txt")); err != nil {
 				t.Fatal(err)
 			}
-		}, NoticeChanged, regexp.MustCompile(`^notice: f\.txt changed on disk`)},
+		}, NoticeChanged, regexp.MustCompile(`^notice: f\.txt changed on disk \(\w+ → \w+\): lines 1 changed$`)},
 		{"deleted", func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, "f.txt")); err != nil {
 				t.Fatal(err)
@@ -138,8 +138,8 @@ func TestNoticeOnReadingTheChangedFile(t *testing.T) {
 	mustOK(t, sessionCall(t, e, s, "read_file", map[string]any{"path": "f.txt"}))
 	writeTestFile(t, filepath.Join(dir, "f.txt"), "a\nB\n")
 	res := mustOK(t, sessionCall(t, e, s, "read_file", map[string]any{"path": "f.txt"}))
-	if len(res.Notices) != 1 || res.Notices[0].NewVersion != hashline.Version([]byte("a\nB\n")) {
-		t.Fatalf("notices %v, want one for the new version", res.Notices)
+	if len(res.Notices) != 1 || res.Notices[0].NewVersion != hashline.Version([]byte("a\nB\n")) || fmt.Sprint(res.Notices[0].Changed) != "[[2 2]]" {
+		t.Fatalf("notices %v, want one for the new version, line 2 changed", res.Notices)
 	}
 	checkNoticeText(t, res)
 }
@@ -169,7 +169,6 @@ func TestNoticeOfAnotherSessionsEdit(t *testing.T) {
 
 	res := waitNotices(t, e, a)
 	n := res.Notices[0]
-	// The engine keeps the text it edited, so the ranges are known.
 	want := "notice: f.txt changed on disk (" + hashline.Version([]byte(text)) + " → " +
 		hashline.Version([]byte("l1\nL2\nl3\nl4\nl5\nl6\nl6a\nl6b\nl7\n")) + "): lines 2, 7-8 changed; lines removed after line 9"
 	if n.Text != want {
@@ -387,5 +386,37 @@ func waitUpdate(t *testing.T, updates chan string) string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no update within 10s of the change")
 		return ""
+	}
+}
+
+// Each kind of notice, as the model reads it.
+func TestNoticeText(t *testing.T) {
+	v1, v2 := hashline.Version([]byte("a\n")), hashline.Version([]byte("b\n"))
+	file := func(v string) fileState { return fileState{kind: stateFile, version: v} }
+	tests := []struct {
+		old, now         fileState
+		oldText, newText string
+		known            bool
+		want             string
+	}{
+		{file(v1), file(v2), "a\n", "b\n", true, "notice: p/f.go changed on disk (" + v1 + " → " + v2 + "): lines 1 changed"},
+		{file(v1), file(v2), "", "b\n", false, "notice: p/f.go changed on disk (" + v1 + " → " + v2 + "): changed lines unknown (the old text is no longer kept)"},
+		{file(v1), fileState{kind: stateAbsent}, "", "", false, "notice: p/f.go was deleted on disk (was " + v1 + ")"},
+		{file(v1), fileState{kind: stateOther, why: "a directory"}, "", "", false, "notice: p/f.go was replaced on disk by a directory (was " + v1 + ")"},
+		{fileState{kind: stateAbsent}, file(v2), "", "b\n", false, "notice: p/f.go was created on disk (" + v2 + ")"},
+		{file(v1), fileState{kind: stateUnreadable, why: "E_IO: p/f.go: permission denied"}, "", "", false, "notice: p/f.go changed on disk (was " + v1 + ") and cannot be read now: E_IO: p/f.go: permission denied"},
+	}
+	for _, tt := range tests {
+		var oldText []byte
+		if tt.known {
+			oldText = []byte(tt.oldText)
+		}
+		n := newNotice("p/f.go", tt.old, tt.now, oldText, []byte(tt.newText))
+		if n.Text != tt.want {
+			t.Errorf("notice\n%s\nwant\n%s", n.Text, tt.want)
+		}
+		if n.OldUnknown != (tt.now.kind == stateFile && tt.old.kind == stateFile && !tt.known) {
+			t.Errorf("%s: OldUnknown %v", n.Text, n.OldUnknown)
+		}
 	}
 }

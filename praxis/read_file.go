@@ -23,7 +23,7 @@ func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 		return fileInfo{}, err
 	}
 	version := hashline.Version(doc.Bytes())
-	e.history.served(rel, version)
+	e.served(rel, version, doc.Bytes())
 	e.board.served(ctx, rel, version, doc.Bytes(), fi)
 
 	total := doc.Lines()
