@@ -89,13 +89,14 @@ type noticeBoard struct {
 	log   *slog.Logger
 	texts *versionStore // the texts of versions, to diff a change
 
-	mu      sync.Mutex
-	views   map[*Session]*view
-	names   map[string]map[*view]int // a watched name -> the views that use it, how often
-	dirs    map[string]int           // a watched directory -> the names in it
-	watcher *fsnotify.Watcher        // nil when none could be made
-	seq     uint64
-	closed  bool
+	mu        sync.Mutex
+	views     map[*Session]*view
+	names     map[string]map[*view]int // a watched name -> the views that use it, how often
+	dirs      map[string]int           // a watched directory -> the names in it
+	watcher   *fsnotify.Watcher        // started with the first watch
+	noWatcher bool                     // none could be started
+	seq       uint64
+	closed    bool
 }
 
 // view is one session's part of a board.
@@ -105,6 +106,7 @@ type view struct {
 	pending []*pendingNotice
 	subs    map[string]*subscription
 	pollAll bool // events were lost: check every file at the next call
+	marked  bool // some file is dirty or not watched: the next call looks
 }
 
 type tracked struct {
@@ -135,16 +137,25 @@ type subscription struct {
 }
 
 func newNoticeBoard(ws *Workspace, max int64, log *slog.Logger, texts *versionStore) *noticeBoard {
-	b := &noticeBoard{ws: ws, max: max, log: log, texts: texts,
+	return &noticeBoard{ws: ws, max: max, log: log, texts: texts,
 		views: make(map[*Session]*view), names: make(map[string]map[*view]int), dirs: make(map[string]int)}
+}
+
+// watcherLocked returns the board's watcher, started when first needed,
+// or nil when none can be had. Called with b.mu held.
+func (b *noticeBoard) watcherLocked() *fsnotify.Watcher {
+	if b.watcher != nil || b.noWatcher {
+		return b.watcher
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		log.Warn("no file watcher; the files sessions were shown are checked at every call", "err", err)
-		return b
+		b.noWatcher = true
+		b.log.Warn("no file watcher; the files sessions were shown are checked at every call", "err", err)
+		return nil
 	}
 	b.watcher = w
 	go b.watch(w)
-	return b
+	return w
 }
 
 // close stops the watcher and the subscriptions' timers.
@@ -219,7 +230,7 @@ func (b *noticeBoard) watchNames(v *view, names []string) []string {
 	for _, n := range names {
 		dir := path.Dir(n)
 		if b.dirs[dir] == 0 {
-			if b.watcher == nil || b.watcher.Add(b.abs(dir)) != nil {
+			if w := b.watcherLocked(); w == nil || w.Add(b.abs(dir)) != nil {
 				continue
 			}
 		}
@@ -298,7 +309,7 @@ func (b *noticeBoard) event(ev fsnotify.Event) {
 		for _, v := range b.views {
 			for _, t := range v.files {
 				if w := b.unwatchDir(v, t.watched, rel); len(w) < len(t.watched) {
-					t.watched, t.dirty = w, true
+					t.watched, t.dirty, v.marked = w, true, true
 				}
 			}
 			for _, sub := range v.subs {
@@ -313,7 +324,7 @@ func (b *noticeBoard) event(ev fsnotify.Event) {
 	for v := range b.names[rel] {
 		for _, t := range v.files {
 			if contains(t.names, rel) {
-				t.dirty = true
+				t.dirty, v.marked = true, true
 			}
 		}
 		for _, sub := range v.subs {
@@ -402,7 +413,6 @@ func (b *noticeBoard) served(ctx context.Context, rel, version string, data []by
 	if s == nil {
 		return
 	}
-	names := b.linkNames(rel)
 	checked := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -410,8 +420,21 @@ func (b *noticeBoard) served(ctx context.Context, rel, version string, data []by
 	if v == nil {
 		return
 	}
+	if v.files[rel] == nil {
+		// Resolving links takes system calls: only for a file new to the
+		// session, and without the lock.
+		b.mu.Unlock()
+		names := b.linkNames(rel)
+		b.mu.Lock()
+		if v = b.views[s]; v == nil {
+			return
+		}
+		if v.files[rel] == nil {
+			b.track(v, rel, names)
+		}
+	}
 	now := fileState{kind: stateFile, version: version}
-	t := b.track(v, rel, names)
+	t := b.track(v, rel, nil)
 	if t.state != now && t.gen > 0 {
 		b.queue(v, rel, t.state, now, data)
 	}
@@ -439,6 +462,9 @@ func (b *noticeBoard) track(v *view, rel string, names []string) *tracked {
 	}
 	t := &tracked{rel: rel, names: names, used: b.seq}
 	t.watched = b.watchNames(v, names)
+	if len(t.watched) < len(names) {
+		v.marked = true
+	}
 	v.files[rel] = t
 	return t
 }
@@ -560,10 +586,15 @@ func (b *noticeBoard) collect(s *Session, all bool) []Notice {
 		return nil
 	}
 	var todo []check
-	for _, t := range v.files {
-		if all || v.pollAll || t.dirty || len(t.watched) < len(t.names) {
-			todo = append(todo, check{t, t.gen, t.state, t.sig, t.checked})
-			t.dirty = false
+	if all || v.pollAll || v.marked {
+		v.marked = false
+		for _, t := range v.files {
+			unwatched := len(t.watched) < len(t.names)
+			if all || v.pollAll || t.dirty || unwatched {
+				todo = append(todo, check{t, t.gen, t.state, t.sig, t.checked})
+				t.dirty = false
+			}
+			v.marked = v.marked || unwatched
 		}
 	}
 	v.pollAll = false

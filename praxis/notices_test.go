@@ -420,3 +420,32 @@ func TestNoticeText(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadFile2KiBSession is BenchmarkReadFile2KiB as a call of a
+// session that was shown 100 other files: what keeping the notices costs
+// a call.
+func BenchmarkReadFile2KiBSession(b *testing.B) {
+	e, dir := benchEngine(b, true)
+	sourceFile(b, dir, "f.go", 2<<10)
+	s := NewSession("bench")
+	defer s.Close()
+	ctx := WithSession(context.Background(), s)
+	for i := range 100 {
+		name := fmt.Sprintf("d%d/f%d.go", i%10, i)
+		os.MkdirAll(filepath.Join(dir, fmt.Sprintf("d%d", i%10)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("package p\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if res, _ := e.Catalog().Call(ctx, "read_file", json.RawMessage(fmt.Sprintf(`{"path":%q}`, name))); res.IsError {
+			b.Fatal(res.Text)
+		}
+	}
+	args := json.RawMessage(`{"path":"f.go","limit":1000000}`)
+	b.SetBytes(2 << 10)
+	for b.Loop() {
+		res, err := e.Catalog().Call(ctx, "read_file", args)
+		if err != nil || res.IsError || len(res.Notices) > 0 {
+			b.Fatal(err, res.Text)
+		}
+	}
+}
