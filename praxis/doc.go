@@ -44,6 +44,8 @@
 //	history.go         the engine's own edits between versions, line by line
 //	versions.go        the version store: contents of the versions served, in
 //	                   memory and on disk under the state directory
+//	notices.go         Session, Notice: telling a session of files changed on disk
+//	notice_board.go    what each session was shown, the file watcher, subscriptions
 //	search.go          what glob and grep share: directories, walk options
 //	jobs.go            the shell behind bash, its background jobs and their reports
 //	memory_store.go    the memory notes' store: keys, files, limits, its committer
