@@ -139,7 +139,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	tools := e.tools()
 	for i, t := range tools {
-		tools[i].Handler = e.noticing(t.Name, t.Handler)
+		tools[i].Handler = e.noticing(t)
 	}
 	e.catalog, err = NewCatalog(tools...)
 	if err != nil {

@@ -265,21 +265,25 @@ func withNotices(res Result, ns []Notice) Result {
 	return res
 }
 
-// noticing wraps the handler of the engine's tool name: when the call
+// noticing wraps the handler of the engine's tool t: when the call
 // belongs to a session, its result carries the session's pending notices.
-func (e *Engine) noticing(name string, h Handler) Handler {
+// After an open-world tool (bash: a command may change any file) every
+// file of the session is checked, so that its result tells what the
+// command changed.
+func (e *Engine) noticing(t Tool) Handler {
+	h, all := t.Handler, t.Annotations.OpenWorld
 	return func(ctx context.Context, args json.RawMessage) (Result, error) {
 		res, err := h(ctx, args)
 		s := SessionFrom(ctx)
 		if s == nil {
 			return res, err
 		}
-		ns := e.board.collect(s, false)
+		ns := e.board.collect(s, all)
 		if len(ns) == 0 {
 			return res, err
 		}
 		if err != nil {
-			res = handlerError(ctx, name, err)
+			res = handlerError(ctx, t.Name, err)
 		}
 		return withNotices(res, ns), nil
 	}
