@@ -231,3 +231,51 @@ func TestFileSubscriptionHTTP(t *testing.T) {
 		t.Fatal("no update within 10s")
 	}
 }
+
+// On 2026-07-28, which has no sessions, subscriptions/listen subscribes
+// to files for as long as its stream is open; the updates come on it.
+func TestFileSubscriptionListen(t *testing.T) {
+	s, dir := newTestServer(t, Options{FixedWorkspace: true}, nil)
+	writeFile(t, dir, "f.txt", "one\n")
+	c := startHTTP(t, s, HTTPOptions{}).client(t)
+	uri := fileURI(filepath.Join(s.Workspace(), "f.txt"))
+	body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": []string{uri}}, "_meta": modernMeta}})
+	resp := c.post(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("subscriptions/listen: %s", resp.Status)
+	}
+	events := make(chan msg, 8)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "" {
+				var m msg
+				if json.Unmarshal([]byte(data), &m) == nil {
+					events <- m
+				}
+			}
+		}
+		close(events)
+	}()
+	next := func() msg {
+		select {
+		case m, ok := <-events:
+			if !ok {
+				t.Fatal("the listen stream ended")
+			}
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatal("nothing on the listen stream within 10s")
+		}
+		return msg{}
+	}
+	if m := next(); m.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(m.Params), "f.txt") {
+		t.Fatalf("first event %s, want the acknowledgement naming the file", m.raw)
+	}
+	writeFile(t, dir, "f.txt", "two\n")
+	if m := next(); updated(t, m) != uri {
+		t.Errorf("event %s, want the update of %s", m.raw, uri)
+	}
+}
