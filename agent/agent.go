@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -298,15 +297,9 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 // tools last showed them into the conversation, before the model is asked
 // again. Those a tool result carried already are not repeated.
 func (r *run) notices(step int) {
-	ns := r.session.Notices()
-	if len(ns) == 0 {
-		return
+	if ns := r.session.Notices(); len(ns) > 0 {
+		r.inject(step, MessageNotice, praxis.NoticeText(ns))
 	}
-	lines := make([]string, len(ns))
-	for i, n := range ns {
-		lines[i] = n.Text
-	}
-	r.inject(step, MessageNotice, strings.Join(lines, "\n"))
 }
 
 // runTools runs the calls of one reply and returns their results in the

@@ -246,21 +246,39 @@ func clipList(items []string) string {
 	return strings.Join(items[:maxNoticeRanges], ", ") + fmt.Sprintf(" and %d more", len(items)-maxNoticeRanges)
 }
 
-// withNotices returns res carrying ns: in Notices, and one line each after
-// its text.
-func withNotices(res Result, ns []Notice) Result {
+// maxNoticeLines bounds the notices a text shows one per line; a branch
+// switch that changes hundreds of files makes one more line naming the
+// rest.
+const maxNoticeLines = 20
+
+// NoticeText returns the lines that tell ns to a model: one per notice, up
+// to 20, then one line naming the other files.
+func NoticeText(ns []Notice) string {
 	var b strings.Builder
-	b.WriteString(res.Text)
-	if res.Text != "" && !strings.HasSuffix(res.Text, "\n") {
-		b.WriteByte('\n')
-	}
-	for i, n := range ns {
+	for i, n := range ns[:min(len(ns), maxNoticeLines)] {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(n.Text)
 	}
-	res.Text = b.String()
+	if rest := ns[min(len(ns), maxNoticeLines):]; len(rest) > 0 {
+		paths := make([]string, len(rest))
+		for i, n := range rest {
+			paths[i] = n.Path
+		}
+		fmt.Fprintf(&b, "\nnotice: %d more files changed on disk: %s", len(rest), clipList(paths))
+	}
+	return b.String()
+}
+
+// withNotices returns res carrying ns: in Notices, and in lines after its
+// text (NoticeText).
+func withNotices(res Result, ns []Notice) Result {
+	text := res.Text
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	res.Text = text + NoticeText(ns)
 	res.Notices = append(res.Notices, ns...)
 	return res
 }

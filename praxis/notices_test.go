@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/praxis-tools/praxis/praxis/hashline"
+	"github.com/praxis-tools/praxis/sandbox"
 )
 
 // sessionCall runs a tool as a call of s.
@@ -49,7 +50,8 @@ func waitNotices(t *testing.T, e *Engine, s *Session) Result {
 var noticeLine = regexp.MustCompile(`^notice: \S+ (changed on disk \([0-9a-f]{16} → [0-9a-f]{16}\): .+|was deleted on disk \(was [0-9a-f]{16}\)|was replaced on disk by .+ \(was [0-9a-f]{16}\)|was created on disk \([0-9a-f]{16}\))$`)
 
 // checkNoticeText checks that the result's text ends with one line per
-// notice, each the notice's own text in the documented format.
+// notice (there are fewer than 20), each the notice's own text in the
+// documented format.
 func checkNoticeText(t *testing.T, res Result) {
 	t.Helper()
 	lines := strings.Split(res.Text, "\n")
@@ -447,5 +449,34 @@ func BenchmarkReadFile2KiBSession(b *testing.B) {
 		if err != nil || res.IsError || len(res.Notices) > 0 {
 			b.Fatal(err, res.Text)
 		}
+	}
+}
+
+// A change of many files (a branch switch) is told in at most 21 lines;
+// the structured notices hold them all.
+func TestNoticeLinesAreBounded(t *testing.T) {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("f%02d.txt", i)] = "a\n"
+	}
+	e, _ := newTestEngine(t, files, withShell(func(p *sandbox.Policy) { p.Isolation = sandbox.IsolationNone }))
+	s := NewSession("a")
+	defer s.Close()
+	for name := range files {
+		mustOK(t, sessionCall(t, e, s, "read_file", map[string]any{"path": name}))
+	}
+	res := mustOK(t, sessionCall(t, e, s, "bash", map[string]any{"command": "for f in f*.txt; do echo b > $f; done"}))
+	if len(res.Notices) != 30 {
+		t.Fatalf("%d notices, want 30", len(res.Notices))
+	}
+	lines := strings.Split(res.Text, "\n")
+	var notices []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "notice: ") {
+			notices = append(notices, l)
+		}
+	}
+	if len(notices) != 21 || !regexp.MustCompile(`^notice: 10 more files changed on disk: f\d\d\.txt(, f\d\d\.txt){7} and 2 more$`).MatchString(notices[20]) {
+		t.Errorf("notice lines:\n%s", strings.Join(notices, "\n"))
 	}
 }
