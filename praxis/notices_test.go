@@ -321,6 +321,14 @@ func TestSubscribe(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	writeTestFile(t, outside, "secret\n")
+	if err := os.Symlink(outside, filepath.Join(dir, "escape.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(dir, "escdir")); err != nil {
+		t.Fatal(err)
+	}
 	s := NewSession("a")
 	defer s.Close()
 	updates := make(chan string, 16)
@@ -336,9 +344,14 @@ func TestSubscribe(t *testing.T) {
 		{"sub", EIsDir},
 		{"missing.txt", ENotFound},
 		{"fifo", ENotRegular},
+		{"escape.txt", EPathOutside},
+		{"escdir/secret.txt", EPathOutside},
 	} {
 		if _, err := subscribe(bad.path); CodeOf(err) != bad.code {
 			t.Errorf("Subscribe(%s): %v, want %s", bad.path, err, bad.code)
+		}
+		if _, _, err := e.ReadRaw(context.Background(), bad.path); CodeOf(err) != bad.code {
+			t.Errorf("ReadRaw(%s): %v, want %s", bad.path, err, bad.code)
 		}
 	}
 	abs, err := subscribe("f.txt")
