@@ -604,7 +604,7 @@ func (b *noticeBoard) collect(s *Session, all bool) []Notice {
 		started := time.Now()
 		st, sig, data := b.probe(c.t.rel, c.state, c.sig, c.checked)
 		b.mu.Lock()
-		if c.t.gen == c.gen && v.files[c.t.rel] == c.t { // not changed or forgotten meanwhile
+		if !b.closed && b.views[s] == v && c.t.gen == c.gen && v.files[c.t.rel] == c.t { // not changed or forgotten meanwhile
 			if st != c.state {
 				b.queue(v, c.t.rel, c.state, st, data)
 			}
