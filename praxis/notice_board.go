@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,9 @@ import (
 // deleted or replaced by a directory. What a watcher can miss (events
 // lost to an overflow, a directory it could not watch, no watcher at all)
 // is checked at every call: after an overflow every file of every session
-// once, and each file whose directory is not watched at each call. Session.Notices checks all
-// of a session's files, watched or not.
+// once, and each file whose directory is not watched at each call. After
+// bash, and in Session.Notices, all of a session's files are checked,
+// watched or not.
 const (
 	// maxSessionFiles bounds the files one session is told about; past it
 	// the file used least recently is forgotten.
@@ -60,24 +62,19 @@ const (
 	stateUnreadable
 )
 
-// statSig is what a stat tells of a file: when size, time, inode and mode
-// are unchanged and the time is not racy, so is the file.
+// statSig is what a stat tells of a file: when size, time, mode and
+// identity (inode) are unchanged and the time is not racy, so is the file.
 type statSig struct {
-	size  int64
-	mtime time.Time
-	ino   uint64
-	mode  fs.FileMode
+	fi fs.FileInfo // nil: unknown
 }
 
-func sigOf(fi fs.FileInfo) statSig {
-	if fi == nil {
-		return statSig{}
-	}
-	s := statSig{size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = uint64(st.Ino)
-	}
-	return s
+func sigOf(fi fs.FileInfo) statSig { return statSig{fi} }
+
+// same reports whether s and o describe the same file, unchanged.
+func (s statSig) same(o statSig) bool {
+	a, b := s.fi, o.fi
+	return a != nil && b != nil && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) &&
+		a.Mode() == b.Mode() && os.SameFile(a, b)
 }
 
 // noticeBoard is one engine's memory of its sessions: the files each was
@@ -387,7 +384,7 @@ func (b *noticeBoard) probe(rel string, old fileState, sig statSig, checked time
 		return fileState{kind: stateOther, why: fileKind(fi.Mode())}, sigOf(fi), nil
 	}
 	newSig = sigOf(fi)
-	if old.kind == stateFile && newSig == sig && !checked.IsZero() && fi.ModTime().Before(checked.Add(-racyWindow)) {
+	if old.kind == stateFile && newSig.same(sig) && !checked.IsZero() && fi.ModTime().Before(checked.Add(-racyWindow)) {
 		return old, newSig, nil
 	}
 	data, fi, err = b.ws.ReadFile(rel, b.max)
