@@ -124,8 +124,9 @@ type Notice struct {
 	NewVersion string `json:"new_version,omitempty"`
 	// Changed are the ranges of lines of the new text that are not in the
 	// old one, 1-based and inclusive; RemovedAfter the lines of the new
-	// text after which old lines were removed and nothing added (0: at the
-	// start). Both are empty when OldUnknown.
+	// text after which more old lines were removed than new ones added, so
+	// that the lines below moved up (0: at the start). Both are empty when
+	// OldUnknown.
 	Changed      [][2]int `json:"changed,omitempty"`
 	RemovedAfter []int    `json:"removed_after,omitempty"`
 	// OldUnknown reports that the old text is no longer kept, so the
@@ -181,15 +182,16 @@ func orNone(v string) string {
 
 // changedRanges returns the ranges of lines of new that a line diff of
 // old and new marks as added, and the lines of new after which lines of
-// old were removed with none added in their place.
+// old were removed with fewer added in their place (so that the lines
+// below moved up).
 func changedRanges(old, new []byte) (changed [][2]int, removedAfter []int) {
 	line := 0 // lines of new passed
-	removing, added := false, false
+	removed, added := 0, 0
 	flush := func() {
-		if removing && !added {
+		if removed > added {
 			removedAfter = append(removedAfter, line)
 		}
-		removing, added = false, false
+		removed, added = 0, 0
 	}
 	for _, l := range lineDiff(old, new) {
 		switch l.op {
@@ -197,10 +199,10 @@ func changedRanges(old, new []byte) (changed [][2]int, removedAfter []int) {
 			flush()
 			line++
 		case '-':
-			removing = true
+			removed++
 		case '+':
 			line++
-			added = true
+			added++
 			if k := len(changed); k > 0 && changed[k-1][1] == line-1 {
 				changed[k-1][1] = line
 			} else {

@@ -302,6 +302,8 @@ func TestChangedRanges(t *testing.T) {
 		{"a\nb\nc\n", "a\nb\nc\nd\ne\n", "lines 4-5 changed"},
 		{"a\nb\nc\n", "a\nc\n", "lines removed after line 1"},
 		{"a\nb\nc\n", "b\nc\n", "lines removed after line 0"},
+		{"a\nb\nc\nd\n", "a\nX\nd\n", "lines 2 changed; lines removed after line 2"},
+		{"a\nb\nc\n", "a\nX\nY\nZ\nc\n", "lines 2-4 changed"},
 		{"a\nb\nc\n", "x\na\nb\nc\n", "lines 1 changed"},
 		{"a\nb\n", "a\r\nb\r\n", "lines 1-2 changed"},
 		{"a\nb", "a\nb\n", "lines 2 changed"},
