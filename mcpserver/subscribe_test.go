@@ -279,3 +279,54 @@ func TestFileSubscriptionListen(t *testing.T) {
 		t.Errorf("event %s, want the update of %s", m.raw, uri)
 	}
 }
+
+// A subscription holds its workspace's engine until resources/unsubscribe
+// or the session's end.
+func TestSubscriptionEndsWithSession(t *testing.T) {
+	s, _ := newTestServer(t, Options{}, nil)
+	root := t.TempDir()
+	writeFile(t, root, "f.txt", "x\n")
+	key, err := realDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := func() int {
+		s.engines.mu.Lock()
+		defer s.engines.mu.Unlock()
+		if pe := s.engines.engines[key]; pe != nil {
+			return pe.refs
+		}
+		return 0
+	}
+	c := startStdio(t, s, StdioOptions{})
+	c.initialize(map[string]any{"roots": map[string]any{}})
+	uri := fileURI(filepath.Join(root, "f.txt"))
+	c.send(request(1, "resources/subscribe", map[string]any{"uri": uri}))
+	ask := c.recv()
+	if ask.Method != "roots/list" {
+		t.Fatalf("want roots/list, got %s", ask.raw)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(ask.ID), "result": map[string]any{
+		"roots": []map[string]any{{"uri": fileURI(root), "name": "root"}}}})
+	if m, _ := c.response(1); m.Error != nil {
+		t.Fatalf("subscribe: %s", m.Error.Message)
+	}
+	if n := refs(); n != 2 {
+		t.Fatalf("the root's engine has %d references, want 2 (the session's and the subscription's)", n)
+	}
+	c.send(request(2, "resources/unsubscribe", map[string]any{"uri": uri}))
+	c.response(2)
+	if n := refs(); n != 1 {
+		t.Fatalf("after unsubscribing, %d references, want 1", n)
+	}
+	c.send(request(3, "resources/subscribe", map[string]any{"uri": uri}))
+	c.response(3)
+	c.drain()
+	deadline := time.Now().Add(10 * time.Second)
+	for refs() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the session ended, the root's engine still has %d references", refs())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
