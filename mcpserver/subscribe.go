@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -42,7 +43,7 @@ type fileSession struct {
 }
 
 type fileSub struct {
-	eng     *praxis.Engine
+	eng     *praxis.Engine // nil for an extension's resource
 	path    string
 	release func()
 }
@@ -149,11 +150,22 @@ func fileResourceError(err error) error {
 	return err
 }
 
-// SubscribeToResourceErr subscribes the session to the file uri names:
-// notifications/resources/updated follow each change of the file on disk.
-// A URI that names no regular file of the session's workspace is refused.
-// mcp-go routes resources/subscribe here.
+// SubscribeToResourceErr subscribes the session to the resource uri:
+// mcp-go routes resources/subscribe here. A file:// URI must name a
+// regular file of the session's workspace; notifications/resources/updated
+// follow each change of the file on disk. The memory notes and skills send
+// no updates: subscribing to them is refused. Any other URI is an
+// extension's (see Extension), which sends its own updates: the
+// subscription is only recorded.
 func (c *call) SubscribeToResourceErr(uri string) error {
+	switch scheme, _, _ := strings.Cut(uri, ":"); strings.ToLower(scheme) {
+	case "file":
+	case "memory", "skill":
+		return fmt.Errorf("%s: only file:// resources send updates", uri)
+	default:
+		c.files.record(uri, fileSub{release: func() {}})
+		return nil
+	}
 	p, err := fileURIPath(uri)
 	if err != nil {
 		return err
@@ -181,25 +193,33 @@ func (c *call) SubscribeToResourceErr(uri string) error {
 		release()
 		return errors.New(praxis.ErrorResult(err).Text)
 	}
-	f := &c.files
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.done {
+	if !c.files.record(uri, fileSub{eng: eng, path: p, release: release}) {
 		eng.Unsubscribe(px, p)
 		release()
 		return errors.New("the session has ended")
+	}
+	return nil
+}
+
+// record keeps sub as the subscription to uri, in place of an earlier one.
+// It reports false once the session has ended.
+func (f *fileSession) record(uri string, sub fileSub) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return false
 	}
 	if f.subs == nil {
 		f.subs = make(map[string]fileSub)
 	}
 	if old, ok := f.subs[uri]; ok { // subscribed again
-		if old.eng != eng {
-			old.eng.Unsubscribe(px, old.path)
+		if old.eng != nil && old.eng != sub.eng {
+			old.eng.Unsubscribe(f.px, old.path)
 		}
 		old.release()
 	}
-	f.subs[uri] = fileSub{eng: eng, path: p, release: release}
-	return nil
+	f.subs[uri] = sub
+	return true
 }
 
 // SubscribeToResource is SubscribeToResourceErr for callers that cannot
@@ -218,7 +238,9 @@ func (c *call) UnsubscribeFromResource(uri string) {
 	delete(f.subs, uri)
 	f.mu.Unlock()
 	if ok {
-		sub.eng.Unsubscribe(c.session(), sub.path)
+		if sub.eng != nil {
+			sub.eng.Unsubscribe(c.session(), sub.path)
+		}
 		sub.release()
 	}
 }

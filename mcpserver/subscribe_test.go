@@ -83,6 +83,10 @@ func TestFileResourcesStdio(t *testing.T) {
 		}
 	}
 
+	// An extension's resource is the extension's to update: recorded.
+	if m := subscribe(9, "test://extension-resource"); m.Error != nil {
+		t.Errorf("subscribing to an extension's resource: %s", m.Error.Message)
+	}
 	if m := subscribe(1, uri("f.txt")); m.Error != nil {
 		t.Fatalf("subscribe: %s", m.Error.Message)
 	}
