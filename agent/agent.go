@@ -121,6 +121,10 @@ type run struct {
 	modelTime time.Duration // waiting for the model
 
 	hs *harnessState // nil without a Harness
+
+	// session is the run's session with the engines its tools belong to,
+	// which tell of files changed on disk by someone else.
+	session *praxis.Session
 }
 
 // Run runs task to its end and returns how it ended. It emits run_start
@@ -154,6 +158,11 @@ func (a *Agent) Run(ctx context.Context, task string) Outcome {
 	r.ev.emit(Event{Type: EventRunStart, Task: task, Provider: a.cfg.Provider.Name(), Model: a.cfg.Model, Tools: names})
 	r.messages = []Message{{Role: RoleUser, Content: []Block{{Type: BlockText, Text: task}}}}
 
+	if r.session = praxis.SessionFrom(ctx); r.session == nil {
+		r.session = praxis.NewSession(r.ev.runID)
+		defer r.session.Close()
+		ctx = praxis.WithSession(ctx, r.session)
+	}
 	if a.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, a.cfg.Timeout, errRunTimeout)
@@ -237,6 +246,7 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 	ctx = withRetryObserver(ctx, func(ri RetryInfo) {
 		r.ev.emit(Event{Type: EventRetry, Step: step, Attempt: ri.Attempt, Error: ri.Err.Error(), WaitMS: ri.Wait.Milliseconds()})
 	})
+	r.notices(step)
 	req := &Request{Model: r.cfg.Model, System: r.cfg.System, Messages: r.messages, Tools: r.tools, MaxTokens: r.cfg.MaxTokens, Thinking: r.cfg.Thinking}
 	r.beforeModel(ctx, step, req)
 	mctx := WithReasoningStream(ctx, func(s string) {
@@ -281,6 +291,15 @@ func (r *run) step(ctx context.Context, step int) (more bool, err error) {
 		return false, context.Cause(ctx)
 	}
 	return len(calls) > 0, nil
+}
+
+// notices puts the notices of files changed on disk since the run's
+// tools last showed them into the conversation, before the model is asked
+// again. Those a tool result carried already are not repeated.
+func (r *run) notices(step int) {
+	if ns := r.session.Notices(); len(ns) > 0 {
+		r.inject(step, MessageNotice, praxis.NoticeText(ns))
+	}
 }
 
 // runTools runs the calls of one reply and returns their results in the

@@ -29,7 +29,7 @@ const (
 const (
 	// EventMessage is text the harness put into the conversation as the
 	// user: Kind says why (doom_warning, gate_failed, hook_context,
-	// stop_hook, reminder) and Text is the text.
+	// stop_hook, reminder, notice) and Text is the text.
 	EventMessage EventType = "message"
 	// EventCompacted reports that older turns were summarised: the before
 	// and after sizes in tokens, how many messages were kept verbatim, and
@@ -52,6 +52,9 @@ const (
 	MessageHookContext = "hook_context"
 	MessageStopHook    = "stop_hook"
 	MessageReminder    = "reminder"
+	// MessageNotice tells the model that files it was shown changed on
+	// disk by someone else since (praxis.Notice, one line each).
+	MessageNotice = "notice"
 )
 
 // HarnessFields are the event fields of the harness controls; Event embeds

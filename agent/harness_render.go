@@ -40,6 +40,8 @@ func harnessLine(ev Event) string {
 			return "  ⏸ a Stop hook wants more: " + clip(firstLine(strings.TrimPrefix(ev.Text, "A Stop hook says the work is not done yet:\n")), 100)
 		case MessageReminder:
 			return "  ⏸ reminder: " + clip(firstLine(ev.Text), 100)
+		case MessageNotice:
+			return "  ! " + clip(firstLine(ev.Text), 120)
 		default:
 			return "  + context from a hook: " + clip(firstLine(ev.Text), 100)
 		}

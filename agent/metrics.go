@@ -23,17 +23,18 @@ type Metrics struct {
 	GateAttempts int      `json:"gate_attempts"`
 	GatePasses   int      `json:"gate_passes"`
 	GatePassRate *float64 `json:"gate_pass_rate,omitempty"`
-	// FilesChanged and LinesChanged count the files edit_file and
-	// write_file changed and their lines added and removed (a whole file
-	// written counts its lines).
+	// FilesChanged and LinesChanged count the files edit_file,
+	// patch_file and write_file changed and their lines added and removed
+	// (a whole file written counts its lines).
 	FilesChanged int `json:"files_changed"`
 	LinesChanged int `json:"lines_changed"`
 	// LinesPerFile is LinesChanged over FilesChanged: how local the
 	// changes were.
 	LinesPerFile *float64 `json:"lines_per_file,omitempty"`
-	// Edits counts the edit_file calls that succeeded, EditsInRead those
-	// whose anchors all lay within lines the model had read of the file,
-	// and EditsInReadShare their ratio.
+	// Edits counts the edit_file and patch_file calls that succeeded (a
+	// patch_file dry run does not count), EditsInRead those whose anchors,
+	// or the old lines of a unified diff's hunks, all lay within lines the
+	// model had read of the file, and EditsInReadShare their ratio.
 	Edits            int      `json:"edits"`
 	EditsInRead      int      `json:"edits_in_read"`
 	EditsInReadShare *float64 `json:"edits_in_read_share,omitempty"`
@@ -83,6 +84,15 @@ var (
 	wroteLine = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(?:created (\S+)|replaced (\S+) \(was version \S+\)): version \S+, (\d+) lines`)
 	})
+	// patchedLine is a file patch_file changed: its path, then the lines
+	// added and removed in one of the four forms.
+	patchedLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^patched (\S+): (?:created, version \S+, \+(\d+) lines|deleted \(was version \S+, (\d+) lines\)|(?:renamed from \S+, )?version \S+ -> \S+, \+(\d+) -(\d+) lines)$`)
+	})
+	// patchFile and patchHunk are a unified diff's old file and hunk
+	// header.
+	patchFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--- (?:a/)?(\S+)`) })
+	patchHunk = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? `) })
 )
 
 func (c *metricsCollector) observe(ev Event) {
@@ -158,6 +168,23 @@ func (c *metricsCollector) result(ev, start Event) {
 			c.m.EditsInRead++
 		}
 	}
+	if ev.Tool == "patch_file" {
+		ms := patchedLine().FindAllStringSubmatch(ev.Output, -1)
+		for _, m := range ms {
+			n := 0
+			for _, g := range m[2:] {
+				k, _ := strconv.Atoi(g)
+				n += k
+			}
+			c.changed(m[1], n)
+		}
+		if len(ms) > 0 {
+			c.m.Edits++
+			if c.patchInRead(start.Input) {
+				c.m.EditsInRead++
+			}
+		}
+	}
 	if m := wroteLine().FindStringSubmatch(ev.Output); m != nil && ev.Tool == "write_file" {
 		n, _ := strconv.Atoi(m[3])
 		c.changed(m[1]+m[2], n)
@@ -225,6 +252,41 @@ func (c *metricsCollector) inRead(input json.RawMessage) bool {
 		}
 	}
 	return anchors > 0
+}
+
+// patchInRead reports whether the old lines of every hunk of a
+// patch_file call's unified diff lie within lines the model read of their
+// file. A patch in the envelope format names no lines: it is not.
+func (c *metricsCollector) patchInRead(input json.RawMessage) bool {
+	var in struct {
+		Patch string `json:"patch"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return false
+	}
+	file, hunks := "", 0
+	for line := range strings.SplitSeq(in.Patch, "\n") {
+		if m := patchFile().FindStringSubmatch(line); m != nil {
+			file = m[1]
+			continue
+		}
+		m := patchHunk().FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		from, _ := strconv.Atoi(m[1])
+		n := 1
+		if m[2] != "" {
+			n, _ = strconv.Atoi(m[2])
+		}
+		hunks++
+		for l := from; l < from+n; l++ {
+			if !covered(c.read[file], l) {
+				return false
+			}
+		}
+	}
+	return hunks > 0
 }
 
 func covered(ranges [][2]int, line int) bool {

@@ -160,9 +160,9 @@ func New(opts Options) (*Server, error) {
 		server.WithResourceHandlerMiddleware(notFoundMiddleware),
 		server.WithInstructions(instructions),
 	}
-	if opts.Notes != nil || opts.Skills != nil {
-		mopts = append(mopts, server.WithResourceCapabilities(false, true))
-	}
+	// Files can always be read and subscribed to (subscribe.go); the
+	// list changes with the notes and skills.
+	mopts = append(mopts, server.WithResourceCapabilities(true, opts.Notes != nil || opts.Skills != nil))
 	if opts.Skills != nil {
 		mopts = append(mopts, server.WithPromptCapabilities(true))
 	}
@@ -173,6 +173,7 @@ func New(opts Options) (*Server, error) {
 	s.syncTools()
 	s.mountNotes()
 	s.mountSkills()
+	s.mountFiles()
 	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationRootsListChanged), func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if c := connFromContext(ctx); c != nil {
 			c.ws.markStale()
@@ -321,6 +322,7 @@ func toolResult(res praxis.Result) *mcp.CallToolResult {
 		Content: []mcp.Content{mcp.TextContent{Type: "text", Text: res.Text}},
 		IsError: res.IsError,
 	}
+	out.Meta = noticeMeta(res.Notices)
 	if !res.IsError && res.Structured != nil {
 		out.StructuredContent = res.Structured
 	}

@@ -69,6 +69,8 @@ type conn struct {
 	version atomic.Value // string: the protocol version initialize negotiated
 
 	sessionless bool // serves one request of protocol 2026-07-28 or later
+
+	files fileSession // the engine session and the file subscriptions (subscribe.go)
 }
 
 // reply is a client's answer to a request the server sent.
@@ -409,7 +411,7 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Mess
 		return nil
 	}
 	cl := newCall(c, out)
-	ctx = s.mcp.WithContext(ctx, cl)
+	ctx = withSession(s.mcp.WithContext(ctx, cl), c)
 	var entry *inflightCall
 	if env.Method != string(mcp.MethodInitialize) { // initialize cannot be cancelled
 		// mcp-go cancels the requests it serves itself; the server's own

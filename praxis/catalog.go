@@ -126,13 +126,19 @@ func (c *Catalog) Call(ctx context.Context, name string, args json.RawMessage) (
 	}()
 	res, herr := e.tool.Handler(ctx, args)
 	if herr != nil {
-		if ctx.Err() != nil && CodeOf(herr) == "" {
-			herr = Errorf(ECancelled, "%s cancelled: %v", name, ctx.Err())
-		}
-		return ErrorResult(herr), nil
+		return handlerError(ctx, name, herr), nil
 	}
 	if res.IsError && res.Code == "" {
 		res.Code = EInternal
 	}
 	return res, nil
+}
+
+// handlerError is the result of the tool name's handler failing with err:
+// a cancellation when the call was cancelled and err has no code.
+func handlerError(ctx context.Context, name string, err error) Result {
+	if ctx.Err() != nil && CodeOf(err) == "" {
+		err = Errorf(ECancelled, "%s cancelled: %v", name, ctx.Err())
+	}
+	return ErrorResult(err)
 }

@@ -205,6 +205,9 @@ type committer struct {
 	// and before it is renamed ("write"); an error it returns fails the
 	// step.
 	hook func(stage, rel string) error
+	// written, if set, learns of every commit that succeeded, with the
+	// context of the call that made it.
+	written func(ctx context.Context, ws []fileWrite)
 }
 
 // commit runs prepare under the lock and writes what it returns, all or
@@ -225,6 +228,9 @@ func (c *committer) commit(ctx context.Context, prepare func() ([]fileWrite, err
 			return err
 		}
 		err = c.write(ws)
+		if err == nil && c.written != nil {
+			c.written(ctx, ws)
+		}
 		if !errors.Is(err, errChanged) {
 			return err
 		}

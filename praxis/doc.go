@@ -46,6 +46,8 @@
 //	                   memory and on disk under the state directory
 //	relocate.go        relocating an edit's anchors from the earlier version
 //	                   they were read from: line maps, the rule, the sources
+//	notices.go         Session, Notice: telling a session of files changed on disk
+//	notice_board.go    what each session was shown, the file watcher, subscriptions
 //	search.go          what glob and grep share: directories, walk options
 //	jobs.go            the shell behind bash, its background jobs and their reports
 //	memory_store.go    the memory notes' store: keys, files, limits, its committer

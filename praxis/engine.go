@@ -85,8 +85,9 @@ type Engine struct {
 	// error it returns fails that step.
 	testHook func(stage, rel string) error
 
-	shell   *shell      // the bash tool's runner and background jobs
-	protect *protection // the files no writer may change
+	shell   *shell       // the bash tool's runner and background jobs
+	protect *protection  // the files no writer may change
+	board   *noticeBoard // what each session was shown, for change notices
 }
 
 func (e *Engine) hook(stage, rel string) error {
@@ -126,17 +127,24 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.versions = newVersionStore(ws.root, opts.HistoryBytes, opts.MaxFileBytes, opts.Logger)
 	e.protect = newProtection(ws, opts.Protected)
+	e.board = newNoticeBoard(ws, opts.MaxFileBytes, opts.Logger, e.versions)
 	e.commits = &committer{root: ws.root, state: StateDir, lock: newCommitLock(ws.root, StateDir),
-		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook}
+		sync: !opts.NoSync, log: opts.Logger, allowed: e.checkWritable, hook: e.hook, written: e.board.written}
 	e.recoverCommits()
 	e.skills = newSkills(opts, ws)
 	if e.shell, err = newShell(opts.Sandbox, ws, opts.Protected, opts.Logger); err != nil {
+		e.board.close()
 		ws.Close()
 		return nil, err
 	}
-	e.catalog, err = NewCatalog(e.tools()...)
+	tools := e.tools()
+	for i, t := range tools {
+		tools[i].Handler = e.noticing(t)
+	}
+	e.catalog, err = NewCatalog(tools...)
 	if err != nil {
 		e.shell.close()
+		e.board.close()
 		ws.Close()
 		return nil, fmt.Errorf("building the catalog: %w", err)
 	}
@@ -193,6 +201,7 @@ func (e *Engine) Workspace() *Workspace { return e.ws }
 // engine kept are written to the state directory.
 func (e *Engine) Close() error {
 	e.shell.close()
+	e.board.close()
 	e.versions.close()
 	return e.ws.Close()
 }

@@ -28,6 +28,8 @@ var update = flag.Bool("update", false, "rewrite the expected results of testdat
 //
 //	(comment)                   what the transcript shows
 //	-- workspace/PATH --        files of the workspace before the call
+//	-- session --               optional, empty: the setup and the call are
+//	                            calls of one Session (see Change notices)
 //	-- setup --                 optional calls made first, one per line:
 //	                            TOOL {"arguments": ...}; each must succeed
 //	-- call --                  the call: TOOL {"arguments": ...}
@@ -91,6 +93,7 @@ func runGolden(t *testing.T, file, home string) string {
 	dir := t.TempDir()
 	var call, setup string
 	var after []string
+	ctx := context.Background()
 	mtime := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, f := range ar.Files {
 		switch name, data := exactContent(f); {
@@ -101,6 +104,10 @@ func runGolden(t *testing.T, file, home string) string {
 			if err := os.Chtimes(p, mtime, mtime); err != nil {
 				t.Fatal(err)
 			}
+		case name == "session":
+			s := NewSession("golden")
+			defer s.Close()
+			ctx = WithSession(ctx, s)
 		case name == "setup":
 			setup = string(f.Data)
 		case name == "call":
@@ -125,12 +132,12 @@ func runGolden(t *testing.T, file, home string) string {
 			continue
 		}
 		tool, args := parseCall(t, line)
-		if res, err := e.Catalog().Call(context.Background(), tool, args); err != nil || res.IsError {
+		if res, err := e.Catalog().Call(ctx, tool, args); err != nil || res.IsError {
 			t.Fatalf("setup %s: %v %s", line, err, res.Text)
 		}
 	}
 	tool, args := parseCall(t, call)
-	res, err := e.Catalog().Call(context.Background(), tool, args)
+	res, err := e.Catalog().Call(ctx, tool, args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +160,7 @@ func runGolden(t *testing.T, file, home string) string {
 	if *update {
 		var kept []txtar.File
 		for _, f := range ar.Files {
-			if strings.HasPrefix(f.Name, "workspace/") || f.Name == "setup" || f.Name == "call" {
+			if strings.HasPrefix(f.Name, "workspace/") || f.Name == "session" || f.Name == "setup" || f.Name == "call" {
 				kept = append(kept, f)
 			}
 		}

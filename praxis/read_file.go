@@ -26,6 +26,7 @@ func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 	}
 	version := hashline.Version(doc.Bytes())
 	e.served(rel, version, doc.Bytes())
+	e.board.served(ctx, rel, version, doc.Bytes(), fi)
 
 	total := doc.Lines()
 	from, limit := a.Offset, a.Limit

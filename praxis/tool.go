@@ -174,6 +174,9 @@ type Result struct {
 	IsError    bool
 	// Code is set when IsError is.
 	Code Code
+	// Notices tell that files the session was shown changed on disk by
+	// someone else; Text ends with their lines. See Session.
+	Notices []Notice
 	// Images are images the result carries (an external MCP tool's image
 	// content), for clients that can show them to a model; Text mentions
 	// each, for those that cannot.

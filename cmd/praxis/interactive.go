@@ -18,6 +18,7 @@ import (
 
 	"github.com/praxis-tools/praxis/agent"
 	"github.com/praxis-tools/praxis/agent/permission"
+	"github.com/praxis-tools/praxis/praxis"
 )
 
 // interactivePrompt is what the line editor shows before each turn.
@@ -158,6 +159,11 @@ func (hf *harnessFlags) converse(ctx context.Context, cfg agent.Config, workspac
 			sink(ev)
 		}
 	}
+	// The turns are one session of the engine: a file the model read in
+	// one turn and the user changed before the next is told of then.
+	sess := praxis.NewSession("interactive")
+	defer sess.Close()
+	ctx = praxis.WithSession(ctx, sess)
 	fmt.Fprintln(std.err, "praxis agent: type a prompt and press Enter; Ctrl-C cancels a turn, Ctrl-D ends.")
 	ed := newLineEditor(tty, std.out)
 	h.Prompter = &editorPrompter{ed: ed, out: std.out}

@@ -256,3 +256,30 @@ func TestAgentInteractiveWithoutJournal(t *testing.T) {
 		t.Errorf("a journal was written: %v", entries)
 	}
 }
+
+// TestAgentInteractiveNotice: the turns of the interactive mode are one
+// session of the engine, so a file the model read in one turn and the
+// user changed before the next is told of at the start of that turn.
+func TestAgentInteractiveNotice(t *testing.T) {
+	dir := workspace(t)
+	script := writeScript(t, []agent.ScriptTurn{
+		st("", sc("read_file", `{"path":"notes.txt"}`)),
+		st("Read it."),
+		st("Noted."),
+	})
+	s := startOnPTY(t, dir, "agent", "--provider", "scripted", "--script", script)
+	s.expect(interactivePrompt, 1)
+	s.send("read the notes\r")
+	s.expect("Read it.", 1)
+	s.expect(interactivePrompt, 2)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("changed by the user\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.send("and now?\r")
+	s.expect("Noted.", 1)
+	s.expect("notice: notes.txt changed on disk (", 1)
+	s.expect(interactivePrompt, 3)
+	if code := s.end(); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, s.output())
+	}
+}

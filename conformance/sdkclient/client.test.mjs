@@ -3,7 +3,9 @@
 // would: list the tools, read a file, edit it with the anchors from that
 // read, and check the bytes on disk; then call every tool, to succeed and
 // to fail, with the SDK validating every structured result against the
-// tool's output schema.
+// tool's output schema. Then subscribe to a file read through the engine,
+// change it on disk, and get notifications/resources/updated and, in the
+// next tool result, the change notice.
 //
 // PRAXIS_BIN names the praxis binary (built by run.sh).
 import { test, describe, before, after } from 'node:test';
@@ -13,10 +15,11 @@ import { mkdtemp, mkdir, writeFile, readFile, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import Ajv from 'ajv';
 
 const praxis = process.env.PRAXIS_BIN;
@@ -115,6 +118,7 @@ for (const [name, connectTo] of Object.entries(transports)) {
       const cfg = join(cfgDir, 'config.yaml');
       await writeFile(cfg, 'sandbox:\n  shell: true\n  isolation: none\n');
       await writeFile(join(ws, 'notes.txt'), original);
+      await writeFile(join(ws, 'watched file.txt'), 'before\n');
       await mkdir(join(ws, '.praxis', 'memory'), { recursive: true });
       await writeFile(join(ws, '.praxis', 'memory', 'style.md'), 'Tabs, not spaces.\n');
       await mkdir(join(ws, '.praxis', 'skills', 'release'), { recursive: true });
@@ -276,6 +280,48 @@ for (const [name, connectTo] of Object.entries(transports)) {
       const res = await client.callTool({ name: 'read_file', arguments: { path: '../../etc/passwd' } });
       assert.equal(res.isError, true);
       assert.match(res.content[0].text, /^E_[A-Z_]+/);
+    });
+
+    test('subscribes to a file, is told when it changes on disk, and the next result carries the notice', async () => {
+      assert.equal(client.getServerCapabilities().resources?.subscribe, true, 'the server advertises resources.subscribe');
+      const path = join(ws, 'watched file.txt');
+      const uri = pathToFileURL(path).href;
+      assert.match(uri, /watched%20file\.txt$/);
+      const read = await client.callTool({ name: 'read_file', arguments: { path: 'watched file.txt' } });
+      assert.notEqual(read.isError, true, JSON.stringify(read.content));
+
+      const updates = [];
+      let wake = () => {};
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updates.push(n.params.uri); wake(); });
+      await client.subscribeResource({ uri });
+      await assert.rejects(client.subscribeResource({ uri: 'file:///etc/passwd' }), (err) => err instanceof McpError,
+        'a file outside the workspace cannot be subscribed to');
+
+      await writeFile(path, 'after\n');
+      const deadline = Date.now() + 10000;
+      while (!updates.includes(uri)) {
+        assert.ok(Date.now() < deadline, `no notifications/resources/updated for ${uri} within 10s (got ${updates})`);
+        await new Promise((r) => { wake = r; setTimeout(r, 100); });
+      }
+      const res = await client.readResource({ uri });
+      assert.equal(res.contents[0].text, 'after\n');
+
+      // The change is told once, in the text and _meta of a result.
+      let notices;
+      while (!notices) {
+        assert.ok(Date.now() < deadline, 'no tool result carried the notice within 10s');
+        const r = await client.callTool({ name: 'list_dir', arguments: {} });
+        validated('list_dir', r);
+        notices = r._meta?.['praxis/notices'];
+        if (notices) {
+          assert.equal(notices.length, 1);
+          assert.equal(notices[0].path, 'watched file.txt');
+          assert.equal(notices[0].kind, 'changed');
+          assert.ok(r.content[0].text.endsWith('\n' + notices[0].text), r.content[0].text);
+          assert.match(notices[0].text, /^notice: watched file\.txt changed on disk \([0-9a-f]{16} → [0-9a-f]{16}\): /);
+        }
+      }
+      await client.unsubscribeResource({ uri });
     });
 
     test('an unknown tool is a JSON-RPC error', async () => {
