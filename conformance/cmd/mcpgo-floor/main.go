@@ -31,37 +31,45 @@ import (
 )
 
 func main() {
-	httpAddr := flag.String("http", "", "serve streamable HTTP on the loopback `ADDR` (host:port) instead of stdio")
-	workspace := flag.String("workspace", ".", "the `DIR` read_file reads in")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		flag.Usage()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *httpAddr, *workspace); err != nil {
-		fmt.Fprintf(os.Stderr, "mcpgo-floor: %v\n", err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpgo-floor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, httpAddr, workspace string) error {
-	root, err := os.OpenRoot(workspace)
+// run serves the floor as args say, until the input ends or ctx is
+// cancelled.
+func run(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("mcpgo-floor", flag.ContinueOnError)
+	httpAddr := flags.String("http", "", "serve streamable HTTP on the loopback `ADDR` (host:port) instead of stdio")
+	workspace := flags.String("workspace", ".", "the `DIR` read_file reads in")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	root, err := os.OpenRoot(*workspace)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
 	s := newServer(root)
-	if httpAddr == "" {
+	if *httpAddr == "" {
 		return server.NewStdioServer(s).Listen(ctx, os.Stdin, os.Stdout)
 	}
-	if !httpguard.LoopbackAddr(httpAddr) {
-		return fmt.Errorf("-http %s: only loopback addresses are served", httpAddr)
+	if !httpguard.LoopbackAddr(*httpAddr) {
+		return fmt.Errorf("-http %s: only loopback addresses are served", *httpAddr)
 	}
 	h := server.NewStreamableHTTPServer(s)
 	errc := make(chan error, 1)
-	go func() { errc <- h.Start(httpAddr) }()
+	go func() { errc <- h.Start(*httpAddr) }()
 	select {
 	case err := <-errc:
 		return err

@@ -73,3 +73,13 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("a path out of the workspace: %s", m.Result)
 	}
 }
+
+// TestRefusesNonLoopback: the floor serves HTTP on loopback only.
+func TestRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:80"} {
+		err := run(context.Background(), []string{"-http", addr, "-workspace", t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("-http %s: %v", addr, err)
+		}
+	}
+}
