@@ -2,6 +2,8 @@
 // the fixture server the official conformance suite runs against
 // (cmd/fixture-server), the scripts that run the suite and a client written
 // against the official TypeScript SDK (run-suite.sh, sdkclient/), the
-// stdio bridge that lets the suite reach a stdio server (stdiobridge/), and
-// in-process benchmarks of the server (serve_bench_test.go).
+// stdio bridge that lets the suite reach a stdio server (stdiobridge/),
+// in-process benchmarks of the server (serve_bench_test.go), and the mcp-go
+// floor server scripts/bench-mcp.sh measures Praxis against
+// (cmd/mcpgo-floor).
 package conformance
