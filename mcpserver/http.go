@@ -794,11 +794,14 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Mcp-Session-Id", s.id)
 	startEventStream(w)
 	ew := newEventWriter(w, bufio.NewWriterSize(w, 8<<10))
-	if ew.comment("keep-alive") != nil {
-		return
-	}
+	// The stream takes the session's messages before the client sees it
+	// open (with the first comment), so that none sent after is lost.
 	st.attach(ew, 0)
 	s.setOut(st)
+	if st.ping(ew) != nil {
+		st.detach(ew)
+		return
+	}
 	h.follow(r, s, st, ew)
 }
 

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -53,18 +54,16 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	if err := c.register(); err != nil {
 		return err
 	}
-	d := &dispatcher{srv: s, c: c, out: out, jobs: make(chan func())}
+	d := &dispatcher{srv: s, c: c, out: out, jobs: make(chan func()),
+		in: bufio.NewReaderSize(r, 64<<10), max: opts.MaxMessageBytes, readErr: make(chan error, 1)}
 	for range stdioWorkers {
 		go d.work()
 	}
 	defer d.stop()
 
-	readErr := make(chan error, 1)
-	go func() {
-		readErr <- readLines(r, opts.MaxMessageBytes, out, d.handle)
-	}()
+	go d.read()
 	select {
-	case err := <-readErr:
+	case err := <-d.readErr:
 		// The client closed its end: let the calls in flight answer.
 		d.wait(0)
 		if errors.Is(err, io.EOF) {
@@ -76,17 +75,29 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	}
 }
 
-// stdioWorkers is how many goroutines wait for requests. They keep their
-// grown stacks from one request to the next; a request that finds none
-// idle gets a goroutine of its own, so a long call never delays another.
+// stdioWorkers is how many goroutines wait for work: reading on, or a
+// batch. They keep their grown stacks from one request to the next; when
+// none is idle, a goroutine of its own takes the work, so a long call never
+// delays another.
 const stdioWorkers = 4
 
 // dispatcher routes the messages of one stdio connection.
+//
+// One goroutine at a time reads. When it reads a request, it hands the
+// reading on to an idle worker and serves the request itself: the request
+// starts at once, on the goroutine that has just read it, instead of
+// waiting for another to wake; the worker reads the next message
+// meanwhile. Requests thus run concurrently, while notifications and
+// responses are handled in the order they came.
 type dispatcher struct {
 	srv  *Server
 	c    *conn
 	out  sink
 	jobs chan func()
+
+	in      *bufio.Reader // read by one goroutine at a time
+	max     int
+	readErr chan error // why reading stopped
 
 	mu      sync.Mutex
 	closing bool
@@ -99,18 +110,63 @@ func (d *dispatcher) work() {
 	}
 }
 
-// handle serves one line from the client. Responses to the server's
+// read reads messages until the input ends, then reports why on
+// d.readErr. A request that runs concurrently is served on this goroutine
+// once another has taken the reading over. A line over the bound is
+// skipped to its end and answered with an error.
+func (d *dispatcher) read() {
+	for {
+		line, err := jsonrpc.ReadLine(d.in, d.max)
+		if errors.Is(err, jsonrpc.ErrLineTooLong) {
+			d.out.send(errorFunc(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", d.max)))
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if env := d.handle(line); env != nil && d.handOff() {
+				d.respond(env, line)
+				d.wg.Done()
+				return
+			}
+		}
+		if err != nil {
+			d.readErr <- err
+			return
+		}
+	}
+}
+
+// handOff passes the reading to an idle worker, or to a goroutine of its
+// own, and counts the request the caller then serves. It reports false,
+// doing neither, when the connection is closing.
+func (d *dispatcher) handOff() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closing {
+		return false
+	}
+	d.wg.Add(1)
+	select {
+	case d.jobs <- d.read:
+	default:
+		go d.read()
+	}
+	return true
+}
+
+// handle routes one line from the client. Responses to the server's
 // requests and notifications are handled in order, on the reading
-// goroutine, so that a cancellation is seen while its call still runs.
-func (d *dispatcher) handle(line []byte) {
+// goroutine, so that a cancellation is seen while its call still runs;
+// so is initialize, so that what follows finds the session initialized.
+// A request to serve concurrently is returned.
+func (d *dispatcher) handle(line []byte) *jsonrpc.Message {
 	if jsonrpc.IsBatch(line) {
 		d.handleBatch(line)
-		return
+		return nil
 	}
 	env, bad := jsonrpc.Decode(line)
 	if bad != nil {
 		d.out.send(errorResponse(bad))
-		return
+		return nil
 	}
 	switch env.Kind {
 	case jsonrpc.KindResponse:
@@ -120,14 +176,12 @@ func (d *dispatcher) handle(line []byte) {
 	case jsonrpc.KindNotification:
 		d.srv.serve(d.c.ctx, d.c, d.out, env, line)
 	case jsonrpc.KindRequest:
-		if env.Method == string(mcp.MethodInitialize) {
-			// Served in order, so that what follows finds the session
-			// initialized.
-			d.respond(env, line)
-			return
+		if env.Method != string(mcp.MethodInitialize) {
+			return env
 		}
-		d.spawn(func() { d.respond(env, line) })
+		d.respond(env, line)
 	}
+	return nil
 }
 
 // spawn runs job on a worker, or on a goroutine of its own when none is
@@ -226,14 +280,6 @@ func (d *dispatcher) stop() {
 	d.mu.Lock()
 	close(d.jobs)
 	d.mu.Unlock()
-}
-
-// readLines calls handle with each non-blank line of r. A line over max
-// bytes is skipped to its end and answered on out with an error.
-func readLines(r io.Reader, max int, out sink, handle func([]byte)) error {
-	return jsonrpc.ReadLines(bufio.NewReaderSize(r, 64<<10), max, handle, func() {
-		out.send(errorFunc(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message over the limit of %d bytes", max)))
-	})
 }
 
 // errorFunc writes a JSON-RPC error response, its message in the

@@ -297,6 +297,45 @@ func TestEOFLetsCallsFinish(t *testing.T) {
 	}
 }
 
+// TestStdioCallsRunConcurrently: more calls than there are idle workers
+// block at once, and the connection still reads and answers; cancelling
+// them ends each without a response. A request on the last line, without
+// its newline, is served before ServeStdio returns.
+func TestStdioCallsRunConcurrently(t *testing.T) {
+	const blocked = 2*stdioWorkers + 1
+	started := make(chan string, 2*blocked)
+	s, _ := newTestServer(t, Options{}, started)
+	c := startStdio(t, s, StdioOptions{})
+	c.initialize(nil)
+	for i := range blocked {
+		c.send(request(100+i, "tools/call", callParams("block", map[string]any{}, nil)))
+	}
+	for range blocked {
+		if got := <-started; got != "block" {
+			t.Fatalf("the tool reported %q", got)
+		}
+	}
+	c.send(request(1, "ping", nil))
+	if m, _ := c.response(1); m.Error != nil || string(m.Result) != "{}" {
+		t.Fatalf("ping while %d calls block: %s", blocked, m.raw)
+	}
+	for i := range blocked {
+		c.send(notification("notifications/cancelled", map[string]any{"requestId": 100 + i}))
+	}
+	for range blocked {
+		if got := <-started; got != "cancelled" {
+			t.Fatalf("the tool reported %q", got)
+		}
+	}
+	c.mu.Lock()
+	c.in.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":1}}}`))
+	c.mu.Unlock()
+	rest := c.drain()
+	if len(rest) != 1 || string(rest[0].ID) != "2" || !strings.Contains(rest[0].raw, "1 steps") {
+		t.Errorf("after the cancellations: %v, want the last call's response alone", rest)
+	}
+}
+
 // TestRootsBecomeTheWorkspace: without a fixed workspace, the client's first
 // root is the workspace, and a change of roots is followed.
 func TestRootsBecomeTheWorkspace(t *testing.T) {

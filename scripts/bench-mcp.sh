@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Measures praxis serve against the Node reference server
-# @modelcontextprotocol/server-filesystem in the same run, with cmd/mcpbench,
-# and prints a table of Praxis's figures, the reference's, the ratio, and
-# the goal from the MCP server issue.
+# Measures praxis serve against two anchors in one interleaved session, with
+# cmd/mcpbench: the mcp-go floor (conformance/cmd/mcpgo-floor, a bare
+# mark3labs/mcp-go server whose read_file returns a file's text as it is)
+# and the Node reference server @modelcontextprotocol/server-filesystem.
+# Every plan runs against each server in turn, round after round, so that
+# all see the same load; the table gives each figure (the median over the
+# rounds), the ratio Praxis/mcp-go, the ratio Praxis/Node, and the goal.
 #
 # Usage: scripts/bench-mcp.sh [-n CALLS] [-r ROUNDS] [-q]
 #   -n CALLS   measured calls for the small calls (default 3000)
@@ -22,7 +25,7 @@ while getopts "n:r:q" opt; do
 	n) n=$OPTARG ;;
 	r) rounds=$OPTARG ;;
 	q) n=300 cold=3 bign=3 ;;
-	*) sed -n '2,16p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,19p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -43,6 +46,7 @@ fsserver=$ref/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 work=$(mktemp -d "${TMPDIR:-/tmp}/praxis-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/praxis" ./cmd/praxis
+go build -o "$work/mcpgo-floor" ./conformance/cmd/mcpgo-floor
 go build -o "$work/mcpbench" ./cmd/mcpbench
 
 ws=$work/ws
@@ -53,8 +57,34 @@ awk 'BEGIN { for (i = 0; i < 32; i++) printf "%06d %056d\n", i, i * 7919 }' >"$w
 awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%08d the quick brown fox jumps over the lazy dog %046d\n", i, i * 104729 }' >"$ws/big.txt"
 [ "$(wc -c <"$ws/small.txt")" -eq 2048 ] && [ "$(wc -c <"$ws/big.txt")" -eq 10000000 ] || { echo "fixture sizes are off" >&2; exit 1; }
 
+# A loopback port nobody listens on.
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+	echo "no free port" >&2
+	exit 1
+}
+port=$(free_port)
+url=http://127.0.0.1:$port/mcp
+
+# Each server: how to start it on stdio and over HTTP, and its read tool's
+# arguments for a file name (the Node server wants an absolute path).
 praxis_stdio=("$work/praxis" serve --workspace "$ws")
+praxis_http=("$work/praxis" serve --http="127.0.0.1:$port" --workspace "$ws")
+floor_stdio=("$work/mcpgo-floor" -workspace "$ws")
+floor_http=("$work/mcpgo-floor" -http "127.0.0.1:$port" -workspace "$ws")
 node_stdio=("$node" "$fsserver" "$ws")
+read_args() { # server, file, extra JSON members
+	case $1 in
+	node) echo "{\"path\":\"$ws/$2\"${3-}}" ;;
+	*) echo "{\"path\":\"$2\"${3-}}" ;;
+	esac
+}
+read_tool() { [ "$1" = node ] && echo read_text_file || echo read_file; }
+
 fields=cold_start_us,idle_rss_mib,peak_rss_mib,p50_us,p99_us,calls_per_sec,server_cpu_us_per_call,client_cpu_us_per_call
 
 # bench LABEL MCPBENCH-ARGS... : prints "LABEL <fields>" for one run.
@@ -65,41 +95,41 @@ bench() {
 	echo "$label $("$work/mcpbench" -fields "$fields" -dir "$ws" "$@")"
 }
 
-# A loopback port nobody listens on.
-for _ in $(seq 50); do
-	port=$((20000 + RANDOM % 30000))
-	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
-done
-url=http://127.0.0.1:$port/mcp
-praxis_http=("$work/praxis" serve --http="127.0.0.1:$port" --workspace "$ws")
-
 results=$work/results
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq "$rounds"); do
-	bench praxis-ping -method ping -n "$n" -cold "$cold" -- "${praxis_stdio[@]}"
-	bench node-ping -method ping -n "$n" -cold "$cold" -- "${node_stdio[@]}"
-	bench praxis-tiny -tool read_file -args '{"path":"tiny.txt"}' -n "$n" -cold 1 -- "${praxis_stdio[@]}"
-	bench node-tiny -tool read_text_file -args "{\"path\":\"$ws/tiny.txt\"}" -n "$n" -cold 1 -- "${node_stdio[@]}"
-	bench praxis-2k -tool read_file -args '{"path":"small.txt"}' -n "$n" -cold 1 -- "${praxis_stdio[@]}"
-	bench node-2k -tool read_text_file -args "{\"path\":\"$ws/small.txt\"}" -n "$n" -cold 1 -- "${node_stdio[@]}"
-	bench praxis-10m -tool read_file -args '{"path":"big.txt","limit":100000}' -n "$bign" -warmup 1 -cold 1 -- "${praxis_stdio[@]}"
-	bench node-10m -tool read_text_file -args "{\"path\":\"$ws/big.txt\"}" -n "$bign" -warmup 1 -cold 1 -- "${node_stdio[@]}"
-	bench praxis-http1 -url "$url" -tool read_file -args '{"path":"tiny.txt"}' -n "$n" -cold "$cold" -- "${praxis_http[@]}"
-	bench praxis-http16 -url "$url" -tool read_file -args '{"path":"tiny.txt"}' -n $((n * 4)) -c 16 -cold 1 -- "${praxis_http[@]}"
-	bench praxis-httpping16 -url "$url" -method ping -n $((n * 4)) -c 16 -cold 1 -- "${praxis_http[@]}"
+	for s in praxis floor node; do
+		eval "stdio=(\"\${${s}_stdio[@]}\")"
+		tool=$(read_tool $s)
+		big=""
+		[ $s = praxis ] && big=',"limit":100000'
+		bench $s-start -method ping -n "$n" -cold "$cold" -cold-until tools/list -- "${stdio[@]}"
+		bench $s-tiny -tool "$tool" -args "$(read_args $s tiny.txt)" -n "$n" -cold 0 -- "${stdio[@]}"
+		bench $s-2k -tool "$tool" -args "$(read_args $s small.txt)" -n "$n" -cold 0 -- "${stdio[@]}"
+		bench $s-2k16 -tool "$tool" -args "$(read_args $s small.txt)" -n $((n * 4)) -c 16 -cold 0 -- "${stdio[@]}"
+		bench $s-10m -tool "$tool" -args "$(read_args $s big.txt "$big")" -n "$bign" -warmup 1 -cold 0 -- "${stdio[@]}"
+	done
+	for s in praxis floor; do
+		eval "http=(\"\${${s}_http[@]}\")"
+		bench $s-http2k16 -url "$url" -tool read_file -args "$(read_args $s small.txt)" -n $((n * 4)) -c 16 -cold 1 -- "${http[@]}"
+		bench $s-http1 -url "$url" -tool read_file -args "$(read_args $s tiny.txt)" -n "$n" -cold 1 -- "${http[@]}"
+	done
 done >"$results"
 
-# The table: metric, goal, Praxis, Node, Praxis/Node.
-awk -v cores="$(nproc)" -v rounds="$rounds" -v machine="$(nproc) cores, load average before the run: $load0" '
+# The table: measure, goal, Praxis, mcp-go, Node, Praxis/mcp-go, Praxis/Node.
+awk -v rounds="$rounds" -v machine="$(nproc) cores, load average before the run: $load0" '
 function v(label, field) { return val[label, field] }
 function ms(us) { return us == "-" || us == "" ? "-" : sprintf("%.1f ms", us / 1000) }
 function usf(us) { return us == "-" || us == "" ? "-" : (us >= 10000 ? sprintf("%.1f ms", us / 1000) : sprintf("%.0f us", us)) }
 function mib(x) { return x == "-" || x == "" ? "-" : sprintf("%.1f MiB", x) }
 function num(x) { return x == "-" || x == "" ? "-" : sprintf("%.0f/s", x) }
 function ratio(a, b) { return (a == "-" || b == "-" || a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b) }
-function row(name, goal, p, nd, praw, nraw) {
-	printf "| %-36s | %-12s | %-10s | %-10s | %-11s |\n", name, goal, p, nd, ratio(praw, nraw)
+# row NAME GOAL FORMAT LABEL-SUFFIX FIELD
+function row(name, goal, fmt, suffix, field,    p, f, nd) {
+	p = v("praxis-" suffix, field); f = v("floor-" suffix, field); nd = v("node-" suffix, field)
+	printf "| %-40s | %-14s | %-10s | %-10s | %-10s | %-13s | %-11s |\n", name, goal, show(fmt, p), show(fmt, f), show(fmt, nd), ratio(p, f), ratio(p, nd)
 }
+function show(fmt, x) { return fmt == "ms" ? ms(x) : fmt == "us" ? usf(x) : fmt == "mib" ? mib(x) : num(x) }
 BEGIN { split("cold_start_us idle_rss_mib peak_rss_mib p50_us p99_us calls_per_sec server_cpu client_cpu", f, " ") }
 {
 	if (!($1 in seen)) { seen[$1] = 1; order[++nrun] = $1 }
@@ -114,28 +144,25 @@ END {
 		val[k] = tmp[int((m + 1) / 2)]
 	}
 	printf "MCP server benchmark (%s; median of %d round(s))\n\n", machine, rounds
-	printf "| %-36s | %-12s | %-10s | %-10s | %-11s |\n", "measure", "goal", "Praxis", "Node ref", "Praxis/Node"
-	printf "|%s|%s|%s|%s|%s|\n", "--------------------------------------", "--------------", "------------", "------------", "-------------"
-	row("cold start to initialize (stdio)", "<= 15 ms", ms(v("praxis-ping", "cold_start_us")), ms(v("node-ping", "cold_start_us")), v("praxis-ping", "cold_start_us"), v("node-ping", "cold_start_us"))
-	row("idle RSS", "<= 20 MiB", mib(v("praxis-ping", "idle_rss_mib")), mib(v("node-ping", "idle_rss_mib")), v("praxis-ping", "idle_rss_mib"), v("node-ping", "idle_rss_mib"))
-	row("ping p50 (stdio)", "", usf(v("praxis-ping", "p50_us")), usf(v("node-ping", "p50_us")), v("praxis-ping", "p50_us"), v("node-ping", "p50_us"))
-	row("ping p99 (stdio)", "", usf(v("praxis-ping", "p99_us")), usf(v("node-ping", "p99_us")), v("praxis-ping", "p99_us"), v("node-ping", "p99_us"))
-	row("tiny read_file p50 (stdio)", "<= 60 us", usf(v("praxis-tiny", "p50_us")), usf(v("node-tiny", "p50_us")), v("praxis-tiny", "p50_us"), v("node-tiny", "p50_us"))
-	row("tiny read_file p99 (stdio)", "<= 250 us", usf(v("praxis-tiny", "p99_us")), usf(v("node-tiny", "p99_us")), v("praxis-tiny", "p99_us"), v("node-tiny", "p99_us"))
-	row("read_file 2 KiB p50 (stdio)", "<= 120 us", usf(v("praxis-2k", "p50_us")), usf(v("node-2k", "p50_us")), v("praxis-2k", "p50_us"), v("node-2k", "p50_us"))
-	row("read_file 10 MB p50 (stdio)", "<= 100 ms", usf(v("praxis-10m", "p50_us")), usf(v("node-10m", "p50_us")), v("praxis-10m", "p50_us"), v("node-10m", "p50_us"))
-	row("peak RSS after 10 MB reads", "<= 150 MiB", mib(v("praxis-10m", "peak_rss_mib")), mib(v("node-10m", "peak_rss_mib")), v("praxis-10m", "peak_rss_mib"), v("node-10m", "peak_rss_mib"))
-	row("cold start to initialize (HTTP)", "", ms(v("praxis-http1", "cold_start_us")), "-", "-", "-")
-	row("tiny read_file p50 (HTTP, 1 client)", "<= 150 us", usf(v("praxis-http1", "p50_us")), "-", "-", "-")
-	row("tiny read_file (HTTP, 16 clients)", ">= 20000/s", num(v("praxis-http16", "calls_per_sec")), "-", "-", "-")
-	row("ping (HTTP, 16 clients)", "", num(v("praxis-httpping16", "calls_per_sec")), "-", "-", "-")
-	sc = v("praxis-http16", "server_cpu")
-	row("  server-CPU bound, all cores (*)", ">= 20000/s", (sc == "-" || sc == "" || sc == 0) ? "-" : num(cores * 1e6 / sc), "-", "-", "-")
+	printf "| %-40s | %-14s | %-10s | %-10s | %-10s | %-13s | %-11s |\n", "measure", "goal", "Praxis", "mcp-go", "Node ref", "Praxis/mcp-go", "Praxis/Node"
+	printf "|%s|%s|%s|%s|%s|%s|%s|\n", "------------------------------------------", "----------------", "------------", "------------", "------------", "---------------", "-------------"
+	row("cold start to tools/list (stdio)", "<= 0.8x mcp-go", "ms", "start", "cold_start_us")
+	row("idle RSS", "<= 1.0x mcp-go", "mib", "start", "idle_rss_mib")
+	row("ping p50 (stdio)", "", "us", "start", "p50_us")
+	row("tiny read p50 (stdio)", "<= 0.7x mcp-go", "us", "tiny", "p50_us")
+	row("2 KiB read p50 (stdio)", "", "us", "2k", "p50_us")
+	row("2 KiB read, 16 in flight (stdio)", ">= 1.1x mcp-go", "num", "2k16", "calls_per_sec")
+	row("2 KiB read, 16 clients (HTTP)", ">= 1.0x mcp-go", "num", "http2k16", "calls_per_sec")
+	row("tiny read p50 (HTTP, 1 client)", "", "us", "http1", "p50_us")
+	row("10 MB read p50 (stdio)", "<= 30 ms", "us", "10m", "p50_us")
+	row("peak RSS after 10 MB reads", "", "mib", "10m", "peak_rss_mib")
 	print ""
-	print "Node ref: @modelcontextprotocol/server-filesystem (read_text_file) on Node 22, stdio only."
-	print "Latency is from writing a request to reading the last byte of its response."
-	print "(*) derived: the calls/s the server could sustain with every core to itself, from its"
-	print "    CPU time per call in the 16-client run (mcpbench itself shares the cores otherwise)."
+	print "Praxis reads with read_file (hashline: every line tagged); mcp-go is conformance/cmd/mcpgo-floor,"
+	print "a bare mark3labs/mcp-go server whose read_file returns the plain text; Node ref is"
+	print "@modelcontextprotocol/server-filesystem (read_text_file) on Node 22, stdio only."
+	print "Latency is from writing a request to reading the last byte of its response; the ratios are"
+	print "Praxis over the anchor in the same run (below 1 is faster for times and sizes, above 1 is"
+	print "faster for calls/s)."
 	print ""
 	print "CPU time per call (all threads and children of the server; mcpbench itself), which"
 	print "depends far less on other load than latency does:"

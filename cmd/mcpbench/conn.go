@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/praxis-tools/praxis/internal/jsonrpc"
@@ -231,3 +233,109 @@ func (h *httpConn) close() error {
 	resp.Body.Close()
 	return nil
 }
+
+// stdioMux shares one stdio session among concurrent callers: each call
+// writes its request whole, and one reader hands every response to the
+// call that waits for its id. It serves -c above 1 over stdio: that many
+// requests in flight on the one connection.
+type stdioMux struct {
+	w      io.WriteCloser
+	wmu    sync.Mutex
+	nextID atomic.Int64
+
+	mu      sync.Mutex
+	waiting map[string]chan muxReply
+	err     error // why reading stopped
+}
+
+type muxReply struct {
+	line []byte
+	done time.Time
+}
+
+// newStdioMux takes over s's pipes; s must not be used for calls after.
+func newStdioMux(s *stdioConn) *stdioMux {
+	m := &stdioMux{w: s.w, waiting: make(map[string]chan muxReply)}
+	m.nextID.Store(s.nextID)
+	go m.read(s.r)
+	return m
+}
+
+func (m *stdioMux) read(r *bufio.Reader) {
+	for {
+		line, err := r.ReadBytes('\n')
+		done := time.Now()
+		if err != nil {
+			m.fail(fmt.Errorf("reading from server: %w", err))
+			return
+		}
+		msg, bad := jsonrpc.Decode(line)
+		if bad != nil {
+			m.fail(fmt.Errorf("server wrote a line that is not a JSON-RPC message (%v): %.200q", bad, line))
+			return
+		}
+		switch msg.Kind {
+		case jsonrpc.KindRequest:
+			m.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.CodeMethodNotFound, "not supported by mcpbench"))
+		case jsonrpc.KindResponse:
+			m.mu.Lock()
+			ch := m.waiting[string(msg.ID)]
+			delete(m.waiting, string(msg.ID))
+			m.mu.Unlock()
+			if ch != nil {
+				ch <- muxReply{line, done}
+			}
+		}
+	}
+}
+
+// fail ends every call waiting, and those to come, with err.
+func (m *stdioMux) fail(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.err = err
+	for id, ch := range m.waiting {
+		close(ch)
+		delete(m.waiting, id)
+	}
+}
+
+func (m *stdioMux) write(msg []byte) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	_, err := m.w.Write(append(msg, '\n'))
+	return err
+}
+
+func (m *stdioMux) call(ctx context.Context, method string, params json.RawMessage) ([]byte, time.Time, error) {
+	id := m.nextID.Add(1)
+	ch := make(chan muxReply, 1)
+	key := strconv.FormatInt(id, 10)
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return nil, time.Now(), m.err
+	}
+	m.waiting[key] = ch
+	m.mu.Unlock()
+	if err := m.write(jsonrpc.AppendRequest(nil, id, method, params)); err != nil {
+		return nil, time.Now(), fmt.Errorf("writing to server: %w", err)
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return nil, time.Now(), m.err
+		}
+		return r.line, r.done, nil
+	case <-ctx.Done():
+		return nil, time.Now(), ctx.Err()
+	}
+}
+
+func (m *stdioMux) notify(ctx context.Context, method string, params json.RawMessage) error {
+	return m.write(jsonrpc.AppendNotification(nil, method, params))
+}
+
+func (m *stdioMux) close() error { return m.w.Close() }

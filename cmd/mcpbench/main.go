@@ -10,14 +10,16 @@
 // It reports, for one call given by -method (and -tool / -args for
 // tools/call):
 //
-//   - cold start: from spawning the server to the initialize response, the
-//     median of -cold fresh starts (spawned servers only);
+//   - cold start: from spawning the server to the initialize response (or
+//     with -cold-until tools/list, to the tools/list response after the
+//     handshake), the median of -cold fresh starts (spawned servers only);
 //   - idle RSS after initialization and peak RSS after the run, summed over
 //     the spawned process and its descendants (Linux /proc; spawned servers
 //     only);
 //   - latency percentiles of -n calls after -warmup unmeasured ones, and
-//     calls per second; with -c N over HTTP, N concurrent clients, each with
-//     its own session, share the -n calls.
+//     calls per second; with -c N, N concurrent clients share the -n calls:
+//     over HTTP each with its own session, over stdio as N requests in
+//     flight on the one connection.
 //
 // Every measured call must succeed: a JSON-RPC error or an isError result
 // stops the run, so an error path is never benchmarked by mistake.
@@ -57,6 +59,9 @@ type config struct {
 	idleWait time.Duration
 	showLog  bool
 	fields   string
+	// coldUntil is the response a cold start ends with: initialize, or
+	// tools/list (sent after the handshake).
+	coldUntil string
 }
 
 func main() {
@@ -79,6 +84,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.warmup, "warmup", 200, "unmeasured calls before measuring, per client")
 	fs.IntVar(&c.clients, "c", 1, "concurrent clients (HTTP only)")
 	fs.IntVar(&c.cold, "cold", 5, "cold starts to measure (spawned servers only; 0 to skip)")
+	fs.StringVar(&c.coldUntil, "cold-until", "initialize", "the `response` a cold start ends with: initialize, or tools/list after the handshake")
 	fs.StringVar(&c.label, "label", "", "label printed with the result")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the result as one JSON object")
 	fs.StringVar(&c.fields, "fields", "", "print only these comma-separated JSON `fields` of the result, space-separated on one line (for scripts)")
@@ -127,8 +133,8 @@ func (c *config) check() error {
 		return errors.New("-n must be positive, -warmup and -cold not negative")
 	case c.clients < 1:
 		return errors.New("-c must be positive")
-	case c.clients > 1 && c.url == "":
-		return errors.New("-c above 1 needs HTTP (-url)")
+	case c.coldUntil != "initialize" && c.coldUntil != "tools/list":
+		return fmt.Errorf("-cold-until is initialize or tools/list, not %q", c.coldUntil)
 	}
 	if c.method == "tools/call" {
 		var obj map[string]any

@@ -47,6 +47,8 @@ func answer(m rpc) (notes []string, resp string) {
 		return nil, `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}}`
 	case m.Method == "ping":
 		return nil, `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`
+	case m.Method == "tools/list":
+		return nil, `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[]}}`
 	case m.Method == "tools/call" && m.Params.Name == "echo":
 		return []string{`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`},
 			`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"hi"}]},"id":` + id + `}`
@@ -159,6 +161,7 @@ func TestMeasures(t *testing.T) {
 	}{
 		{"stdio tool call", append([]string{"-tool", "echo", "-n", "50", "-warmup", "5", "-cold", "3"}, selfServer(t)...), "stdio", 1, true},
 		{"stdio ping", append([]string{"-method", "ping", "-n", "50", "-warmup", "0", "-cold", "0"}, selfServer(t)...), "stdio", 1, true},
+		{"stdio 4 in flight", append([]string{"-tool", "echo", "-n", "50", "-c", "4", "-cold", "2", "-cold-until", "tools/list"}, selfServer(t)...), "stdio", 4, true},
 		{"http SSE tool call", []string{"-url", url, "-tool", "echo", "-n", "50", "-warmup", "2"}, "http", 1, false},
 		{"http 4 clients", []string{"-url", url, "-method", "ping", "-n", "50", "-c", "4"}, "http", 4, false},
 	}
@@ -206,7 +209,7 @@ func TestRefuses(t *testing.T) {
 		{"a server that never answers", append([]string{"-tool", "hang", "-cold", "0", "-timeout", "300ms"}, selfServer(t)...), 1, "no response for 300ms"},
 		{"an HTTP server that never answers", []string{"-url", hangingURL(t), "-method", "ping", "-timeout", "300ms"}, 1, "no response for 300ms"},
 		{"a non-loopback URL", []string{"-url", "http://192.0.2.1/mcp", "-method", "ping"}, 1, "loopback"},
-		{"concurrency on stdio", append([]string{"-method", "ping", "-c", "2"}, selfServer(t)...), 2, "-c above 1"},
+		{"a cold start to another response", append([]string{"-method", "ping", "-cold-until", "ping"}, selfServer(t)...), 2, "-cold-until is initialize or tools/list"},
 		{"no server", []string{"-method", "ping"}, 2, "give a server"},
 		{"tools/call without a tool", append([]string{}, selfServer(t)...), 2, "needs -tool"},
 		{"arguments that are not an object", append([]string{"-tool", "echo", "-args", "[1]"}, selfServer(t)...), 2, "JSON object"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -167,7 +168,7 @@ func startServer(ctx context.Context, c config, client *http.Client, wd *watchdo
 	}
 	wd.watch(s)
 	if c.url == "" {
-		if err := initialize(ctx, s.conn); err != nil {
+		if err := handshake(ctx, c, s.conn); err != nil {
 			s.stop()
 			return nil, nil, 0, err
 		}
@@ -176,7 +177,7 @@ func startServer(ctx context.Context, c config, client *http.Client, wd *watchdo
 	// HTTP: retry initialize until the server listens.
 	for {
 		hc := newHTTPConn(c.url, client)
-		err := initialize(ctx, hc)
+		err := handshake(ctx, c, hc)
 		if err == nil {
 			return s, hc, time.Since(start), nil
 		}
@@ -193,6 +194,22 @@ func startServer(ctx context.Context, c config, client *http.Client, wd *watchdo
 		case <-time.After(500 * time.Microsecond):
 		}
 	}
+}
+
+// handshake initializes a session on cn and, with -cold-until tools/list,
+// lists the tools.
+func handshake(ctx context.Context, c config, cn conn) error {
+	if err := initialize(ctx, cn); err != nil || c.coldUntil != "tools/list" {
+		return err
+	}
+	resp, _, err := cn.call(ctx, "tools/list", json.RawMessage(`{}`))
+	if err == nil {
+		err = checkResponse(resp)
+	}
+	if err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	return nil
 }
 
 func isConnRefused(err error) bool {
@@ -255,10 +272,14 @@ func measure(ctx context.Context, c config) (*result, error) {
 		res.IdleRSSMiB, _ = treeMemory(srv.cmd.Process.Pid)
 	}
 
-	// One session per client.
+	// One session per client over HTTP; over stdio, the clients share the
+	// one connection.
 	conns := make([]conn, c.clients)
+	if sc, ok := first.(*stdioConn); ok && c.clients > 1 {
+		first = newStdioMux(sc)
+	}
 	for i := range conns {
-		if i == 0 && first != nil {
+		if first != nil && (i == 0 || c.url == "") {
 			conns[i] = first
 			continue
 		}
