@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/praxis-tools/praxis/mcpserver"
@@ -131,13 +132,20 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		return exitUsage
 	}
 	defer srv.Close()
-	mode := srv.Sandbox()
 	transport := "stdio"
 	if httpAddr.set {
 		transport = "http " + httpAddr.addr
 	}
+	// The start line names the sandbox mode actually running, which under
+	// isolation auto means probing bwrap (tens of milliseconds): the line
+	// is written once the probe is done, while the server already serves;
+	// serve does not return before it is written.
+	var startLine sync.WaitGroup
+	defer startLine.Wait()
 	started := func() {
-		log.Info("praxis serve", "transport", transport, "workspace", srv.Workspace(), "sandbox", mode, "tools", tools.Load())
+		startLine.Go(func() {
+			log.Info("praxis serve", "transport", transport, "workspace", srv.Workspace(), "sandbox", srv.Sandbox(), "tools", tools.Load())
+		})
 	}
 
 	if !httpAddr.set {
