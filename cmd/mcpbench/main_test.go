@@ -162,6 +162,7 @@ func TestMeasures(t *testing.T) {
 		{"stdio tool call", append([]string{"-tool", "echo", "-n", "50", "-warmup", "5", "-cold", "3"}, selfServer(t)...), "stdio", 1, true},
 		{"stdio ping", append([]string{"-method", "ping", "-n", "50", "-warmup", "0", "-cold", "0"}, selfServer(t)...), "stdio", 1, true},
 		{"stdio 4 in flight", append([]string{"-tool", "echo", "-n", "50", "-c", "4", "-cold", "2", "-cold-until", "tools/list"}, selfServer(t)...), "stdio", 4, true},
+		{"an idle wait longer than -timeout", append([]string{"-method", "ping", "-n", "50", "-cold", "0", "-idle-wait", "400ms", "-timeout", "100ms"}, selfServer(t)...), "stdio", 1, true},
 		{"http SSE tool call", []string{"-url", url, "-tool", "echo", "-n", "50", "-warmup", "2"}, "http", 1, false},
 		{"http 4 clients", []string{"-url", url, "-method", "ping", "-n", "50", "-c", "4"}, "http", 4, false},
 	}

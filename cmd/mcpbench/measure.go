@@ -190,7 +190,7 @@ func startServer(ctx context.Context, c config, client *http.Client, wd *watchdo
 			return nil, nil, 0, fmt.Errorf("server exited before listening: %s", s.cmd.ProcessState)
 		case <-ctx.Done():
 			s.stop()
-			return nil, nil, 0, ctx.Err()
+			return nil, nil, 0, ctx.Err() // explained by the caller
 		case <-time.After(500 * time.Microsecond):
 		}
 	}
@@ -264,11 +264,15 @@ func measure(ctx context.Context, c config) (*result, error) {
 			slices.Sort(colds)
 			res.ColdStartUs = us(colds[len(colds)/2])
 		}
+		// The idle wait is no call in flight: the watchdog does not count it.
+		wd.pause(true)
 		select {
 		case <-time.After(c.idleWait):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, wd.explain(ctx.Err())
 		}
+		wd.tick()
+		wd.pause(false)
 		res.IdleRSSMiB, _ = treeMemory(srv.cmd.Process.Pid)
 	}
 
@@ -511,10 +515,12 @@ type watchdog struct {
 	last  atomic.Int64
 	cur   atomic.Pointer[server]
 	fired atomic.Bool
+	idle  atomic.Bool // no call is expected: the limit does not apply
 }
 
-func (w *watchdog) tick()           { w.last.Store(time.Now().UnixNano()) }
-func (w *watchdog) watch(s *server) { w.cur.Store(s) }
+func (w *watchdog) tick()             { w.last.Store(time.Now().UnixNano()) }
+func (w *watchdog) watch(s *server)   { w.cur.Store(s) }
+func (w *watchdog) pause(paused bool) { w.idle.Store(paused) }
 
 func (w *watchdog) run(ctx context.Context, cancel context.CancelFunc) {
 	t := time.NewTicker(max(w.limit/8, 10*time.Millisecond))
@@ -525,7 +531,7 @@ func (w *watchdog) run(ctx context.Context, cancel context.CancelFunc) {
 			return
 		case <-t.C:
 		}
-		if time.Since(time.Unix(0, w.last.Load())) < w.limit {
+		if w.idle.Load() || time.Since(time.Unix(0, w.last.Load())) < w.limit {
 			continue
 		}
 		w.fired.Store(true)
