@@ -128,6 +128,14 @@ func startNode(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("node", args...)
 	cmd.Env = append(os.Environ(), "PORT=0")
+	return startLogging(t, cmd, listeningRE, 30*time.Second)
+}
+
+// startLogging starts cmd, kills it at the end of the test, and returns
+// the first submatch of re in its standard error, waiting for it up to
+// limit.
+func startLogging(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp, limit time.Duration) string {
+	t.Helper()
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -137,12 +145,12 @@ func startNode(t *testing.T, args ...string) string {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m := listeningRE.FindStringSubmatch(stderr.String()); m != nil {
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
 			return m[1]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node %v did not say where it listens:\n%s", args, stderr)
+			t.Fatalf("%v logged nothing matching %s:\n%s", cmd.Args, re, stderr)
 		}
 	}
 }

@@ -54,23 +54,7 @@ var serveURL = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 func servePraxisHTTP(t *testing.T, bin, workspace string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--http=127.0.0.1:0", "--workspace", workspace, "--sandbox", "none")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m := serveURL.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("praxis serve --http logged no URL:\n%s", stderr)
-		}
-	}
+	return startLogging(t, cmd, serveURL, 20*time.Second)
 }
 
 // TestPraxisServe connects to Praxis's own server, built from this
