@@ -19,6 +19,8 @@
 //	                   line per built-in tool (Engine.tools)
 //	tool.go            Tool, Result, Annotations, NewTool, progress reports
 //	schema.go          schemas from Go types (struct tags) and argument validation
+//	tool_schemas.go    the built-in tools' listed schemas, generated ahead into
+//	                   tool_schemas.json (TestToolSchemas -update)
 //	catalog.go         Catalog: tools by name, validation, panics as E_INTERNAL
 //	errors.go          the E_* codes and *Error, the one error contract
 //	describe.go        the embedded *.md descriptions, one per tool

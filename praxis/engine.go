@@ -139,6 +139,7 @@ func New(opts Options) (*Engine, error) {
 	}
 	tools := e.tools()
 	for i, t := range tools {
+		tools[i] = withPregenerated(t)
 		tools[i].Handler = e.noticing(t)
 	}
 	e.catalog, err = NewCatalog(tools...)
