@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
 )
 
 // The scripts the container runs: the agent is its main process, the
@@ -130,7 +128,7 @@ func (d *docker) removeOrphans(ctx context.Context) error {
 		return err
 	}
 	for _, c := range list {
-		if c.State == container.StateRunning && ownerAlive(c.Labels[labelOwner]) {
+		if c.State == "running" && ownerAlive(c.Labels[labelOwner]) {
 			continue
 		}
 		err := d.cli.containerRemove(ctx, c.ID)
@@ -214,7 +212,7 @@ func (d *docker) container(ctx context.Context) (*box, error) {
 func (d *docker) create(ctx context.Context) (*box, error) {
 	p := d.policy
 	yes := true
-	hc := &container.HostConfig{
+	hc := &engineHostConfig{
 		Mounts:      d.mounts(),
 		CapDrop:     []string{"ALL"},
 		SecurityOpt: []string{"no-new-privileges"},
@@ -240,7 +238,7 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 	if c := p.Limits.CPUs; c > 0 {
 		hc.NanoCPUs = int64(c * 1e9)
 	}
-	cfg := &container.Config{
+	req := engineCreateRequest{
 		Image:        p.Image,
 		User:         d.user,
 		WorkingDir:   d.ws,
@@ -255,8 +253,9 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 			labelOwner:     d.owner,
 			labelSession:   d.session,
 		},
+		HostConfig: hc,
 	}
-	id, err := d.cli.containerCreate(ctx, "praxis-"+d.session, container.CreateRequest{Config: cfg, HostConfig: hc})
+	id, err := d.cli.containerCreate(ctx, "praxis-"+d.session, req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the container from image %q: %v", ErrUnavailable, p.Image, err)
 	}
@@ -291,12 +290,12 @@ func (d *docker) create(ctx context.Context) (*box, error) {
 // mounts returns the container's bind mounts: the workspace and the
 // writable paths read-write at their own paths, and the protected files
 // read-only again, the directories leading to them pinned as under bwrap.
-func (d *docker) mounts() []mount.Mount {
-	ms := []mount.Mount{{Type: mount.TypeBind, Source: d.ws, Target: d.ws}}
+func (d *docker) mounts() []engineMount {
+	ms := []engineMount{{Type: "bind", Source: d.ws, Target: d.ws}}
 	for _, w := range d.policy.Writable {
 		if _, err := os.Stat(w); err == nil {
 			w = realPath(w)
-			ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: w, Target: w})
+			ms = append(ms, engineMount{Type: "bind", Source: w, Target: w})
 		}
 	}
 	pinned := make(map[string]bool)
@@ -314,11 +313,11 @@ func (d *docker) mounts() []mount.Mount {
 				dir = filepath.Join(dir, part)
 				if !pinned[dir] {
 					pinned[dir] = true
-					ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: dir, Target: dir})
+					ms = append(ms, engineMount{Type: "bind", Source: dir, Target: dir})
 				}
 			}
 		}
-		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: ro, Target: ro, ReadOnly: true})
+		ms = append(ms, engineMount{Type: "bind", Source: ro, Target: ro, ReadOnly: true})
 	}
 	return ms
 }
@@ -420,7 +419,7 @@ func (d *docker) start(ctx context.Context, c Command, dir string, timeout time.
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	id := randomID()
-	cfg := container.ExecCreateRequest{
+	cfg := engineExecCreateRequest{
 		User:         d.user,
 		AttachStdin:  c.Stdin != nil,
 		AttachStdout: true,

@@ -19,9 +19,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/moby/moby/api/types/common"
-	"github.com/moby/moby/api/types/container"
 )
 
 // The Engine API versions Praxis speaks: it asks for the engine's own
@@ -295,7 +292,7 @@ func responseError(resp *http.Response) error {
 		return nil
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e common.ErrorResponse
+	var e engineErrorBody
 	if json.Unmarshal(b, &e) != nil || e.Message == "" {
 		e.Message = strings.TrimSpace(string(b))
 	}
@@ -370,12 +367,12 @@ func (c *engineAPI) imageInspect(ctx context.Context, image string) error {
 }
 
 // containerList lists the containers, running or not, with the label.
-func (c *engineAPI) containerList(ctx context.Context, label string) ([]container.Summary, error) {
+func (c *engineAPI) containerList(ctx context.Context, label string) ([]engineContainer, error) {
 	f, err := json.Marshal(map[string][]string{"label": {label}})
 	if err != nil {
 		return nil, err
 	}
-	var list []container.Summary
+	var list []engineContainer
 	err = c.do(ctx, http.MethodGet, "/containers/json", url.Values{"all": {"1"}, "filters": {string(f)}}, nil, &list)
 	return list, err
 }
@@ -396,8 +393,8 @@ func (c *engineAPI) containerExists(ctx context.Context, id string) (bool, error
 }
 
 // containerCreate creates a container and returns its ID.
-func (c *engineAPI) containerCreate(ctx context.Context, name string, req container.CreateRequest) (string, error) {
-	var out container.CreateResponse
+func (c *engineAPI) containerCreate(ctx context.Context, name string, req engineCreateRequest) (string, error) {
+	var out engineID
 	err := c.do(ctx, http.MethodPost, "/containers/create", url.Values{"name": {name}}, req, &out)
 	return out.ID, err
 }
@@ -414,20 +411,20 @@ func (c *engineAPI) containerStart(ctx context.Context, id string) error {
 }
 
 // execCreate creates a command in a running container and returns its ID.
-func (c *engineAPI) execCreate(ctx context.Context, id string, req container.ExecCreateRequest) (string, error) {
-	var out container.ExecCreateResponse
+func (c *engineAPI) execCreate(ctx context.Context, id string, req engineExecCreateRequest) (string, error) {
+	var out engineID
 	err := c.do(ctx, http.MethodPost, "/containers/"+url.PathEscape(id)+"/exec", nil, req, &out)
 	return out.ID, err
 }
 
 // execStart starts a created command attached to its streams.
 func (c *engineAPI) execStart(ctx context.Context, execID string) (hijacked, error) {
-	return c.hijack(ctx, "/exec/"+url.PathEscape(execID)+"/start", nil, container.ExecStartRequest{})
+	return c.hijack(ctx, "/exec/"+url.PathEscape(execID)+"/start", nil, engineExecStartRequest{})
 }
 
 // execInspect returns a command's state.
-func (c *engineAPI) execInspect(ctx context.Context, execID string) (container.ExecInspectResponse, error) {
-	var out container.ExecInspectResponse
+func (c *engineAPI) execInspect(ctx context.Context, execID string) (engineExec, error) {
+	var out engineExec
 	err := c.do(ctx, http.MethodGet, "/exec/"+url.PathEscape(execID)+"/json", nil, nil, &out)
 	return out, err
 }
