@@ -23,12 +23,13 @@ type toolCallParams struct {
 
 // fastToolCall serves a tools/call of an engine tool directly: the request
 // is parsed once, the catalog runs the tool and the result is encoded
-// straight to the wire, where mcp-go's generic dispatch would parse the
-// message four more times. It reports false, having done nothing, for
-// anything but a plain call of a tool of the engine (an extension's tool,
-// an unknown one, a task-augmented call, metadata other than a progress
-// token), which then goes through mcp-go as usual. The result is the same
-// on the wire either way; tests hold the two paths to that.
+// straight to the wire, where the generic dispatch decodes the whole
+// message into mcp's request type first. It returns nil, having done
+// nothing, for anything but a plain call of a tool of the engine (an
+// extension's tool, an unknown one, a task-augmented call, metadata other
+// than a progress token), which then goes through dispatch as usual. The
+// result is the same on the wire either way; tests hold the two paths to
+// that.
 func (s *Server) fastToolCall(ctx context.Context, cl *call, env *jsonrpc.Message) writeFunc {
 	var p toolCallParams
 	if len(env.Params) == 0 || json.Unmarshal(env.Params, &p) != nil || len(p.Task) > 0 || !s.isEngineTool(p.Name) {
@@ -85,8 +86,8 @@ func (c *conn) cancelInflight(params json.RawMessage) {
 
 // inflightCall is a request being served, known by its id.
 type inflightCall struct {
-	cancel    context.CancelFunc // nil for requests mcp-go cancels itself
-	cancelled atomic.Bool        // by the client: no response is sent
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by the client: no response is sent
 }
 
 // isEngineTool reports whether name is one of the engine's tools, as

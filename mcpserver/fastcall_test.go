@@ -11,10 +11,10 @@ import (
 	"github.com/praxis-tools/praxis/internal/jsonrpc"
 )
 
-// TestFastToolCallMatchesMCPGo runs the same tools/call requests through
-// the server's own path and through mcp-go's dispatch, and compares the
+// TestFastToolCallMatchesDispatch runs the same tools/call requests through
+// the fast path and through the generic dispatch, and compares the
 // responses on the wire.
-func TestFastToolCallMatchesMCPGo(t *testing.T) {
+func TestFastToolCallMatchesDispatch(t *testing.T) {
 	s, dir := newTestServer(t, Options{FixedWorkspace: true}, nil)
 	writeFile(t, dir, "a.txt", "one\ntwo\n")
 	c := newConn(context.Background(), s, "parity", discard{})
@@ -33,19 +33,19 @@ func TestFastToolCallMatchesMCPGo(t *testing.T) {
 			t.Fatal(bad)
 		}
 		cl := newCall(c, discard{})
-		ctx := s.mcp.WithContext(c.ctx, cl)
+		ctx := withCall(c.ctx, cl)
 		fast := s.fastToolCall(ctx, cl, env)
 		if fast == nil {
 			t.Fatalf("%s: not served by the fast path", line)
 		}
 		os.Remove(filepath.Join(dir, "b.txt")) // write_file: both paths create it
-		generic := responseFunc(env.ID, s.mcp.HandleMessage(ctx, []byte(line)))
+		generic := responseFunc(env.ID, s.dispatch(ctx, newCall(c, discard{}), env, []byte(line)))
 		if got, want := render(t, fast), render(t, generic); !jsonEqual(t, got, want) {
-			t.Errorf("%s:\nfast    %s\nmcp-go  %s", line, got, want)
+			t.Errorf("%s:\nfast      %s\ndispatch  %s", line, got, want)
 		}
 	}
 	// Tools of extensions, task-augmented calls and other metadata are
-	// left to mcp-go.
+	// left to the generic dispatch.
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"log","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
@@ -55,7 +55,7 @@ func TestFastToolCallMatchesMCPGo(t *testing.T) {
 	} {
 		env, _ := jsonrpc.Decode([]byte(line))
 		cl := newCall(c, discard{})
-		if s.fastToolCall(s.mcp.WithContext(c.ctx, cl), cl, env) != nil {
+		if s.fastToolCall(withCall(c.ctx, cl), cl, env) != nil {
 			t.Errorf("%s: served by the fast path", line)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -84,19 +83,20 @@ func testTools(t testing.TB, started chan<- string, dir string) []praxis.Tool {
 	}
 }
 
-// logTool is an mcp-go tool that sends n log messages through mcp-go's
-// own notification path, then answers.
-func logTool(s *server.MCPServer) {
-	s.AddTool(mcp.NewTool("log", mcp.WithNumber("n"), mcp.WithString("tag")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// logTool is an extension's tool that sends n log messages through its
+// session, then answers.
+var logTool = ExtensionTool{
+	Tool: mcp.NewTool("log", mcp.WithNumber("n"), mcp.WithString("tag")),
+	Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n, tag := req.GetInt("n", 3), req.GetString("tag", "")
-		srv := server.ServerFromContext(ctx)
+		sess := SessionFromContext(ctx)
 		for range n {
-			if err := srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "test", tag)); err != nil {
+			if err := sess.Log(mcp.LoggingLevelInfo, "test", tag); err != nil {
 				return nil, err
 			}
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("%d logs", n)), nil
-	})
+	},
 }
 
 // newTestServer returns a server on a fresh workspace holding the engine's
@@ -119,7 +119,7 @@ func newTestServer(t testing.TB, opts Options, started chan<- string) (*Server, 
 		}
 		return eng, nil
 	}
-	opts.Extensions = append(opts.Extensions, Extension{Mount: logTool})
+	opts.Extensions = append(opts.Extensions, Extension{Tools: []ExtensionTool{logTool}})
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -617,7 +617,8 @@ func TestHTTPGetStream(t *testing.T) {
 		t.Errorf("second GET stream: %s, want 409", r.Status)
 	}
 	// A tool list change reaches the session on its stream.
-	s.mcp.DeleteTools("boom")
+	s.def.Catalog().Remove("boom")
+	s.syncTools()
 	sc := bufio.NewScanner(first.Body)
 	for sc.Scan() {
 		if strings.Contains(sc.Text(), "notifications/tools/list_changed") {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -19,7 +19,7 @@ func (s *Server) mountNotes() {
 	if s.opts.Notes == nil {
 		return
 	}
-	s.mcp.AddResourceTemplate(
+	s.addTemplate(
 		mcp.NewResourceTemplate("memory://{key}", "memory note",
 			mcp.WithTemplateDescription("A memory note of the workspace, by key."),
 			mcp.WithTemplateMIMEType("text/markdown")),
@@ -51,12 +51,12 @@ func (s *Server) refreshNotes(ctx context.Context) {
 		s.log.Warn("listing memory notes", "err", err)
 		return
 	}
-	res := make([]server.ServerResource, len(keys))
+	res := make([]ExtensionResource, len(keys))
 	for i, k := range keys {
 		uri := "memory://" + url.PathEscape(k)
-		res[i] = server.ServerResource{
+		res[i] = ExtensionResource{
 			Resource: mcp.NewResource(uri, k, mcp.WithMIMEType("text/markdown")),
-			Handler: func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			Read: func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				return s.readNote(ctx, uri, k)
 			},
 		}
@@ -70,7 +70,7 @@ func (s *Server) mountSkills() {
 	if s.opts.Skills == nil {
 		return
 	}
-	s.mcp.AddResourceTemplate(
+	s.addTemplate(
 		mcp.NewResourceTemplate("skill://{name}", "skill",
 			mcp.WithTemplateDescription("A skill's instructions (its SKILL.md body), by name."),
 			mcp.WithTemplateMIMEType("text/markdown")),
@@ -106,17 +106,17 @@ func (s *Server) refreshSkills(ctx context.Context) {
 		s.log.Warn("listing skills", "err", err)
 		return
 	}
-	var res []server.ServerResource
-	var prompts []server.ServerPrompt
+	var res []ExtensionResource
+	var prompts []ExtensionPrompt
 	for _, sk := range skills {
 		uri := "skill://" + url.PathEscape(sk.Name)
-		res = append(res, server.ServerResource{
+		res = append(res, ExtensionResource{
 			Resource: mcp.NewResource(uri, sk.Name, mcp.WithResourceDescription(sk.Description), mcp.WithMIMEType("text/markdown")),
-			Handler: func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			Read: func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				return s.readSkill(ctx, uri, sk.Name)
 			},
 		})
-		prompts = append(prompts, server.ServerPrompt{
+		prompts = append(prompts, ExtensionPrompt{
 			Prompt: mcp.NewPrompt(sk.Name, mcp.WithPromptDescription(sk.Description)),
 			Handler: func(ctx context.Context, _ mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				text, err := s.loadSkill(ctx, sk.Name)
@@ -139,63 +139,77 @@ type listed struct {
 }
 
 // replaceListed mounts res and prompts in place of what l held: entries
-// that disappeared are removed, the others added or replaced.
-func (s *Server) replaceListed(l *listed, res []server.ServerResource, prompts []server.ServerPrompt) {
+// that disappeared are removed, the others added or replaced. The sessions
+// are told when a list changed.
+func (s *Server) replaceListed(l *listed, res []ExtensionResource, prompts []ExtensionPrompt) {
 	s.listMu.Lock()
 	defer s.listMu.Unlock()
+	reg := s.reg
+	reg.mu.Lock()
+	resChanged, promptsChanged := false, false
 	uris := make(map[string]bool, len(res))
 	for _, r := range res {
 		uris[r.Resource.URI] = true
+		if old, ok := reg.resources[r.Resource.URI]; !ok || !reflect.DeepEqual(old.resource, r.Resource) {
+			resChanged = true
+		}
+		reg.resources[r.Resource.URI] = resourceEntry{resource: r.Resource, read: r.Read}
 	}
-	var gone []string
 	for uri := range l.resources {
 		if !uris[uri] {
-			gone = append(gone, uri)
+			delete(reg.resources, uri)
+			resChanged = true
 		}
-	}
-	if len(gone) > 0 {
-		s.mcp.DeleteResources(gone...)
-	}
-	if len(res) > 0 {
-		s.mcp.AddResources(res...)
 	}
 	names := make(map[string]bool, len(prompts))
 	for _, p := range prompts {
 		names[p.Prompt.Name] = true
+		if old, ok := reg.prompts[p.Prompt.Name]; !ok || !reflect.DeepEqual(old.prompt, p.Prompt) {
+			promptsChanged = true
+		}
+		reg.prompts[p.Prompt.Name] = promptEntry{prompt: p.Prompt, handler: p.Handler}
 	}
-	gone = gone[:0]
 	for name := range l.prompts {
 		if !names[name] {
-			gone = append(gone, name)
+			delete(reg.prompts, name)
+			promptsChanged = true
 		}
 	}
-	if len(gone) > 0 {
-		s.mcp.DeletePrompts(gone...)
-	}
-	if len(prompts) > 0 {
-		s.mcp.AddPrompts(prompts...)
-	}
+	reg.mu.Unlock()
 	l.resources, l.prompts = uris, names
+	if resChanged {
+		s.broadcast(mcp.MethodNotificationResourcesListChanged)
+	}
+	if promptsChanged {
+		s.broadcast(string(mcp.MethodNotificationPromptsListChanged))
+	}
+}
+
+// addTemplate adds one of the server's own resource templates.
+func (s *Server) addTemplate(t mcp.ResourceTemplate, read ResourceReader) {
+	s.reg.mu.Lock()
+	s.reg.templates = append(s.reg.templates, templateEntry{template: t, read: read})
+	s.reg.mu.Unlock()
 }
 
 // uriName returns the name after prefix in uri, unescaped.
 func uriName(uri, prefix string) (string, error) {
 	rest, ok := strings.CutPrefix(uri, prefix)
 	if !ok || rest == "" {
-		return "", fmt.Errorf("%w: %s", server.ErrResourceNotFound, uri)
+		return "", fmt.Errorf("%w: %s", ErrResourceNotFound, uri)
 	}
 	name, err := url.PathUnescape(rest)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", server.ErrResourceNotFound, uri)
+		return "", fmt.Errorf("%w: %s", ErrResourceNotFound, uri)
 	}
 	return name, nil
 }
 
-// resourceError maps a missing note or skill to mcp-go's not-found error,
+// resourceError maps a missing note or skill to ErrResourceNotFound,
 // which becomes the protocol's resource-not-found error.
 func resourceError(uri string, err error) error {
 	if praxis.CodeOf(err) == praxis.ENotFound {
-		return fmt.Errorf("%w: %s", server.ErrResourceNotFound, uri)
+		return fmt.Errorf("%w: %s", ErrResourceNotFound, uri)
 	}
 	return err
 }

@@ -1,10 +1,11 @@
 // Package mcpserver serves the Praxis engine's tools over the Model Context
 // Protocol, on stdio and on streamable HTTP.
 //
-// The protocol methods (initialize, tools, resources, prompts, logging,
-// completion) are dispatched by github.com/mark3labs/mcp-go; the transports
-// are this package's own, so that it decides how messages are framed,
-// ordered and secured:
+// The protocol (initialize, tools, resources, prompts, logging, completion,
+// and the sessionless requests of 2026-07-28) and the transports are this
+// package's own, built on the JSON-RPC envelope of internal/jsonrpc with
+// the message types of github.com/mark3labs/mcp-go/mcp, so that it decides
+// how messages are dispatched, framed, ordered and secured:
 //
 //   - notifications a call emits (progress, log messages) always reach the
 //     client before that call's response, on both transports;
@@ -19,9 +20,10 @@
 //     IDs and a session keeps them, so a client that reconnects with
 //     Last-Event-ID gets what it missed.
 //
-// MCP types do not leave this package: callers hand it an engine opener and
-// small interfaces for notes and skills, and get back a Server with Serve
-// methods.
+// Callers hand it an engine opener and small interfaces for notes and
+// skills, and get back a Server with Serve methods; an Extension adds
+// tools, resources and prompts of its own (the conformance fixtures), the
+// only place where MCP types cross the package's boundary.
 package mcpserver
 
 import (
@@ -35,7 +37,6 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -60,8 +61,9 @@ type Options struct {
 	// Skills, if set, returns the skills of an engine, served as
 	// skill://NAME resources and as prompts.
 	Skills func(*praxis.Engine) Skills
-	// Extensions add further MCP features to the protocol server before it
-	// serves; the conformance fixtures mount themselves this way.
+	// Extensions add further MCP features: tools, resources and prompts
+	// beyond the engine's. The conformance fixtures mount themselves this
+	// way.
 	Extensions []Extension
 	// Logger receives diagnostics. Default: discard.
 	Logger *slog.Logger
@@ -97,14 +99,16 @@ type Skills interface {
 type Server struct {
 	opts    Options
 	log     *slog.Logger
-	mcp     *server.MCPServer
+	reg     *registry
 	engines *enginePool
 	def     *praxis.Engine // the default workspace's engine
 	release func()
 
 	versions []string // SupportedProtocolVersions
 
-	toolsMu     sync.Mutex
+	sessions sync.Map // session ID -> *conn: the sessions told of list changes
+
+	toolsMu     sync.Mutex      // held while the engine's tools are mounted
 	engineTools map[string]bool // the engine's tools, as mounted
 
 	listMu       sync.Mutex
@@ -127,6 +131,7 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	opts.Extensions = slices.Clone(opts.Extensions)
 	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open), versions: SupportedProtocolVersions()}
 	def, release, err := s.engines.acquire(opts.Workspace)
 	if err != nil {
@@ -134,55 +139,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.def, s.release = def, release
 
-	hooks := &server.Hooks{}
-	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		if c := connFromContext(ctx); c != nil {
-			c.version.Store(res.ProtocolVersion)
-		}
-	})
-	hooks.AddBeforeListTools(func(context.Context, any, *mcp.ListToolsRequest) { s.syncTools() })
-	if opts.Notes != nil || opts.Skills != nil {
-		hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { s.refreshLists(ctx) })
-	}
-	if opts.Skills != nil {
-		hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { s.refreshSkills(ctx) })
-		hooks.AddBeforeGetPrompt(func(ctx context.Context, _ any, _ *mcp.GetPromptRequest) {
-			if !s.skillsListed() {
-				s.refreshSkills(ctx) // a client that gets a prompt without listing them first
-			}
-		})
-	}
-	mopts := []server.ServerOption{
-		server.WithToolCapabilities(true),
-		server.WithLogging(),
-		server.WithRecovery(),
-		server.WithHooks(hooks),
-		server.WithResourceHandlerMiddleware(notFoundMiddleware),
-		server.WithInstructions(instructions),
-	}
-	// Files can always be read and subscribed to (subscribe.go); the
-	// list changes with the notes and skills.
-	mopts = append(mopts, server.WithResourceCapabilities(true, opts.Notes != nil || opts.Skills != nil))
-	if opts.Skills != nil {
-		mopts = append(mopts, server.WithPromptCapabilities(true))
-	}
-	for _, ext := range opts.Extensions {
-		mopts = append(mopts, ext.Options...)
-	}
-	s.mcp = server.NewMCPServer("praxis", opts.Version, mopts...)
+	s.reg = newRegistry()
 	s.syncTools()
 	s.mountNotes()
 	s.mountSkills()
 	s.mountFiles()
-	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationRootsListChanged), func(ctx context.Context, _ mcp.JSONRPCNotification) {
-		if c := connFromContext(ctx); c != nil {
-			c.ws.markStale()
-		}
-	})
-	for _, ext := range opts.Extensions {
-		if ext.Mount != nil {
-			ext.Mount(s.mcp)
-		}
+	for i := range s.opts.Extensions {
+		s.mountExtension(&s.opts.Extensions[i])
 	}
 	return s, nil
 }
@@ -210,16 +173,6 @@ func (s *Server) refreshLists(ctx context.Context) {
 	}
 }
 
-// Extension adds MCP features beyond the engine's to the protocol server.
-// Its tools must not take the names of engine tools.
-type Extension struct {
-	// Options are applied when the protocol server is built, after the
-	// server's own; capabilities are declared this way.
-	Options []server.ServerOption
-	// Mount adds tools, resources and prompts.
-	Mount func(*server.MCPServer)
-}
-
 const instructions = "Praxis works on one workspace directory. Read files with read_file before editing them: " +
 	"edit_file names lines by the LINE:TAG anchors read_file shows. Failed calls start with an E_ code."
 
@@ -236,35 +189,70 @@ func (s *Server) Workspace() string { return s.def.Workspace().Dir() }
 // praxis.Engine.Sandbox.
 func (s *Server) Sandbox() string { return s.def.Sandbox() }
 
-// syncTools mounts the default engine's catalog on the protocol server:
-// tools added to the catalog since the last call are mounted, tools
-// removed from it unmounted. Every tool of the catalog is served; nothing
-// here knows tools by name.
+// syncTools mounts the default engine's catalog: tools added to the
+// catalog since the last call are mounted, tools removed from it
+// unmounted, and the sessions told when the list changed. Every tool of
+// the catalog is served; nothing here knows tools by name.
 func (s *Server) syncTools() {
 	tools := s.def.Catalog().Tools()
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
 	current := make(map[string]bool, len(tools))
-	var added []server.ServerTool
+	changed := false
+	s.reg.mu.Lock()
 	for _, t := range tools {
 		current[t.Name] = true
 		if !s.engineTools[t.Name] {
-			added = append(added, server.ServerTool{Tool: mcpTool(t), Handler: s.toolHandler(t.Name)})
+			s.reg.tools[t.Name] = toolEntry{tool: mcpTool(t), handler: s.toolHandler(t.Name), engine: true}
+			changed = true
 		}
 	}
-	var removed []string
 	for name := range s.engineTools {
 		if !current[name] {
-			removed = append(removed, name)
+			delete(s.reg.tools, name)
+			changed = true
 		}
 	}
-	if len(removed) > 0 {
-		s.mcp.DeleteTools(removed...)
-	}
-	if len(added) > 0 {
-		s.mcp.AddTools(added...)
-	}
+	s.reg.mu.Unlock()
 	s.engineTools = current
+	if changed {
+		s.broadcast(mcp.MethodNotificationToolsListChanged)
+	}
+}
+
+// broadcast sends the notification method, without params, to every
+// initialized session.
+func (s *Server) broadcast(method string) {
+	n := newNotification(method, nil)
+	s.sessions.Range(func(_, v any) bool {
+		if c := v.(*conn); c.Initialized() {
+			c.broadcast(n)
+		}
+		return true
+	})
+}
+
+// mountExtension adds an extension's tools, resources and prompts. An
+// extension's tool does not replace an engine tool of the same name.
+func (s *Server) mountExtension(ext *Extension) {
+	s.reg.mu.Lock()
+	defer s.reg.mu.Unlock()
+	for _, t := range ext.Tools {
+		if e, ok := s.reg.tools[t.Tool.Name]; ok && e.engine {
+			s.log.Warn("an extension's tool takes an engine tool's name; the engine's is served", "tool", t.Tool.Name)
+			continue
+		}
+		s.reg.tools[t.Tool.Name] = toolEntry{tool: t.Tool, handler: t.Handler}
+	}
+	for _, r := range ext.Resources {
+		s.reg.resources[r.Resource.URI] = resourceEntry{resource: r.Resource, read: r.Read}
+	}
+	for _, t := range ext.ResourceTemplates {
+		s.reg.templates = append(s.reg.templates, templateEntry{template: t.Template, read: t.Read, owner: ext})
+	}
+	for _, p := range ext.Prompts {
+		s.reg.prompts[p.Prompt.Name] = promptEntry{prompt: p.Prompt, handler: p.Handler, owner: ext}
+	}
 }
 
 // mcpTool describes t for tools/list: its schemas verbatim and all four
@@ -287,7 +275,7 @@ func mcpTool(t praxis.Tool) mcp.Tool {
 
 // toolHandler runs the tool called name on the engine of the calling
 // session's workspace.
-func (s *Server) toolHandler(name string) server.ToolHandlerFunc {
+func (s *Server) toolHandler(name string) toolHandler {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		eng, release := s.engineFor(ctx)
 		defer release()

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/praxis"
@@ -36,9 +35,9 @@ func (discard) send(writeFunc) error { return errNoStream }
 
 var errNoStream = errors.New("no stream open to the client")
 
-// conn is one client session: the stdio connection, or one HTTP session.
-// It implements mcp-go's session interfaces that hold per-session state;
-// requests run with a call, which adds the stream they answer on.
+// conn is one client session: the stdio connection, one HTTP session, or
+// one request of a protocol without sessions. Requests run with a call,
+// which adds the stream they answer on.
 type conn struct {
 	srv *Server
 	id  string
@@ -80,18 +79,26 @@ type reply struct {
 }
 
 func newConn(ctx context.Context, s *Server, id string, out sink) *conn {
-	// server/discover reports the versions the transports accept.
-	ctx, end := context.WithCancel(server.WithSupportedProtocolVersions(ctx, s.versions))
+	ctx, end := context.WithCancel(ctx)
 	return &conn{srv: s, id: id, ctx: ctx, end: end, out: out, pending: make(map[int64]chan reply), ws: newSessionWorkspace()}
 }
 
-// register makes the session known to the protocol server, for broadcasts.
-func (c *conn) register() error { return c.srv.mcp.RegisterSession(c.ctx, c) }
+// errSessionExists is register's error for a session ID in use.
+var errSessionExists = errors.New("session already exists")
+
+// register makes the session known to the server, for the notifications
+// it sends every session (list changes).
+func (c *conn) register() error {
+	if _, loaded := c.srv.sessions.LoadOrStore(c.id, c); loaded {
+		return errSessionExists
+	}
+	return nil
+}
 
 // close ends the session: its calls are cancelled, its workspace released.
 func (c *conn) close() {
 	c.end()
-	c.srv.mcp.UnregisterSession(context.Background(), c.id)
+	c.srv.sessions.CompareAndDelete(c.id, c)
 	c.ws.close()
 }
 
@@ -152,10 +159,19 @@ func (c *conn) SetClientCapabilities(caps mcp.ClientCapabilities) {
 
 func (c *conn) clientHasRoots() bool { return c.GetClientCapabilities().Roots != nil }
 
-// NotificationChannel carries notifications that belong to no request
-// (list changes, broadcasts) to the session's own stream. The forwarder
-// starts with the first of them.
-func (c *conn) NotificationChannel() chan<- mcp.JSONRPCNotification {
+// broadcast sends n, a notification that belongs to no request (a list
+// change), to the session's own stream. It does not wait for the stream: a
+// forwarder, started with the first notification, writes them in order,
+// and drops those that find its queue full.
+func (c *conn) broadcast(n mcp.JSONRPCNotification) {
+	select {
+	case c.notifyChannel() <- n:
+	default:
+		c.srv.log.Debug("notification dropped: queue full", "session", c.id, "method", n.Method)
+	}
+}
+
+func (c *conn) notifyChannel() chan mcp.JSONRPCNotification {
 	c.notifyOnce.Do(func() {
 		c.notify = make(chan mcp.JSONRPCNotification, 64)
 		go func() {
@@ -201,75 +217,23 @@ func (c *conn) deliver(env *jsonrpc.Message) bool {
 
 // call is one request being served: the session, plus the stream its
 // notifications, its server-to-client requests and its response go to.
-//
-// mcp-go sends notifications by a non-blocking send on the session's
-// channel. A call's channel is read by a forwarder started with the first
-// notification, and finish waits until the forwarder has written everything
-// sent before the handler returned; so no notification of a call is lost or
-// overtaken by the call's response.
+// Handlers write the call's notifications to the stream as they send them,
+// so they reach the client before the call's response.
 type call struct {
 	*conn
 	out sink
-
-	once    sync.Once
-	started bool
-	ch      chan mcp.JSONRPCNotification
-	stop    chan struct{}
-	exited  chan struct{}
+	era era // what the request says of its protocol version
 
 	progressMu   sync.Mutex
 	lastProgress float64
 	progressSent bool
-
-	resourceCode atomic.Int32 // set when a resource handler found no such resource
 }
 
 func newCall(c *conn, out sink) *call { return &call{conn: c, out: out} }
 
-// NotificationChannel carries notifications mcp-go sends on behalf of this
-// request to its stream.
-func (c *call) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	c.once.Do(func() {
-		c.started = true
-		c.ch = make(chan mcp.JSONRPCNotification, 256)
-		c.stop = make(chan struct{})
-		c.exited = make(chan struct{})
-		go c.forward()
-	})
-	return c.ch // nil once the call has finished: sends then fall through
-}
-
-func (c *call) forward() {
-	defer close(c.exited)
-	for {
-		select {
-		case n := <-c.ch:
-			c.sendNotification(n)
-		case <-c.stop:
-			for {
-				select {
-				case n := <-c.ch:
-					c.sendNotification(n)
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
 func (c *call) sendNotification(n mcp.JSONRPCNotification) {
 	if err := c.out.send(jsonValue(n)); err != nil {
 		c.srv.log.Debug("notification dropped", "session", c.id, "method", n.Method, "err", err)
-	}
-}
-
-// finish waits until every notification sent during the call is written.
-func (c *call) finish() {
-	c.once.Do(func() {})
-	if c.started {
-		close(c.stop)
-		<-c.exited
 	}
 }
 
@@ -338,10 +302,10 @@ func (c *call) request(ctx context.Context, method string, params, out any) erro
 	}
 }
 
-// ListRoots asks the client for its roots.
-func (c *call) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+// listRoots asks the client for its roots.
+func (c *call) listRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 	if !c.clientHasRoots() {
-		return nil, server.ErrRootsNotSupported
+		return nil, errRootsNotSupported
 	}
 	var res mcp.ListRootsResult
 	if err := c.request(ctx, string(mcp.MethodListRoots), struct{}{}, &res); err != nil {
@@ -350,13 +314,15 @@ func (c *call) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.List
 	return &res, nil
 }
 
-// RequestSampling asks the client to sample its model.
-func (c *call) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+var errRootsNotSupported = errors.New("session does not support roots")
+
+// requestSampling asks the client to sample its model.
+func (c *call) requestSampling(ctx context.Context, params mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	if c.GetClientCapabilities().Sampling == nil {
 		return nil, errors.New("the client does not support sampling")
 	}
 	var res mcp.CreateMessageResult
-	if err := c.request(ctx, string(mcp.MethodSamplingCreateMessage), req.CreateMessageParams, &res); err != nil {
+	if err := c.request(ctx, string(mcp.MethodSamplingCreateMessage), params, &res); err != nil {
 		return nil, err
 	}
 	content, err := mcp.ParseSamplingContent(res.Content)
@@ -367,63 +333,59 @@ func (c *call) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest
 	return &res, nil
 }
 
-// RequestElicitation asks the client's user for input.
-func (c *call) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+// requestElicitation asks the client's user for input.
+func (c *call) requestElicitation(ctx context.Context, params mcp.ElicitationParams) (*mcp.ElicitationResult, error) {
 	if c.GetClientCapabilities().Elicitation == nil {
 		return nil, errors.New("the client does not support elicitation")
 	}
 	var res mcp.ElicitationResult
-	if err := c.request(ctx, string(mcp.MethodElicitationCreate), req.Params, &res); err != nil {
+	if err := c.request(ctx, string(mcp.MethodElicitationCreate), params, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
-// connFromContext returns the session a request or notification is served
-// for.
-func connFromContext(ctx context.Context) *conn {
-	switch s := server.ClientSessionFromContext(ctx).(type) {
-	case *call:
-		return s.conn
-	case *conn:
-		return s
-	}
-	return nil
+// callKey is the context key of the request being served.
+type callKey struct{}
+
+// withCall makes ctx the context of a request cl serves.
+func withCall(ctx context.Context, cl *call) context.Context {
+	return context.WithValue(ctx, callKey{}, cl)
 }
 
 // callFromContext returns the request being served, if any.
 func callFromContext(ctx context.Context) *call {
-	c, _ := server.ClientSessionFromContext(ctx).(*call)
+	c, _ := ctx.Value(callKey{}).(*call)
 	return c
+}
+
+// connFromContext returns the session a request is served for.
+func connFromContext(ctx context.Context) *conn {
+	if c := callFromContext(ctx); c != nil {
+		return c.conn
+	}
+	return nil
 }
 
 // serve handles one request or notification from c. Messages the request
 // emits go to out; the returned function writes its response. It returns
 // nil for a notification, and for a request the client cancelled with
 // notifications/cancelled: no response is sent for that request. A panic
-// anywhere in the protocol server becomes an internal-error response.
+// anywhere in serving a request becomes an internal-error response.
 func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Message, raw []byte) writeFunc {
 	if env.Kind != jsonrpc.KindRequest {
-		if env.Method == string(mcp.MethodNotificationCancelled) {
-			c.cancelInflight(env.Params)
-		}
-		s.handle(s.mcp.WithContext(ctx, c), env, raw)
+		s.notification(c, env)
 		return nil
 	}
 	cl := newCall(c, out)
-	ctx = withSession(s.mcp.WithContext(ctx, cl), c)
+	ctx = withSession(withCall(ctx, cl), c)
 	var entry *inflightCall
 	if env.Method != string(mcp.MethodInitialize) { // initialize cannot be cancelled
-		// mcp-go cancels the requests it serves itself; the server's own
-		// tool calls get a context cancelInflight cancels.
 		key := string(env.ID)
-		entry = &inflightCall{}
-		if env.Method == string(mcp.MethodToolsCall) {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(ctx)
-			defer cancel()
-			entry.cancel = cancel
-		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		entry = &inflightCall{cancel: cancel}
 		c.inflight.Store(key, entry)
 		defer c.inflight.CompareAndDelete(key, entry)
 	}
@@ -432,66 +394,22 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Mess
 		resp = s.safeFastToolCall(ctx, cl, env)
 	}
 	if resp == nil {
-		m := s.handle(ctx, env, raw)
-		if m == nil {
-			m = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "no response", nil)
-		}
-		resp = responseFunc(env.ID, cl.fixError(m))
+		resp = responseFunc(env.ID, s.dispatch(ctx, cl, env, raw))
 	}
-	cl.finish()
 	if entry != nil && entry.cancelled.Load() {
 		return nil
 	}
 	return resp
 }
 
-// handle passes a message to the protocol server.
-func (s *Server) handle(ctx context.Context, env *jsonrpc.Message, raw []byte) (resp mcp.JSONRPCMessage) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("panic serving a request", "method", env.Method, "panic", p, "stack", string(debug.Stack()))
-			resp = mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", p), nil)
-		}
-	}()
-	return s.mcp.HandleMessage(ctx, raw)
-}
-
-// fixError gives a resource handler's not-found error the protocol's
-// code, which mcp-go reports as an internal error.
-func (c *call) fixError(m mcp.JSONRPCMessage) mcp.JSONRPCMessage {
-	code := int(c.resourceCode.Load())
-	if code == 0 {
-		return m
-	}
-	switch e := m.(type) {
-	case mcp.JSONRPCError:
-		if e.Error.Code == mcp.INTERNAL_ERROR {
-			e.Error.Code = code
-		}
-		return e
-	case *mcp.JSONRPCError:
-		if e.Error.Code == mcp.INTERNAL_ERROR {
-			e.Error.Code = code
-		}
-	}
-	return m
-}
-
-// notFoundMiddleware records on the call that a resource handler found no
-// such resource, with the code the request's protocol version gives it.
-func notFoundMiddleware(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
-	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		res, err := next(ctx, req)
-		if err != nil && (errors.Is(err, server.ErrResourceNotFound) || errors.Is(err, mcp.ErrResourceNotFound)) {
-			if cl := callFromContext(ctx); cl != nil {
-				code := mcp.RESOURCE_NOT_FOUND
-				if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
-					code = mcp.INVALID_PARAMS // as 2026-07-28 has it
-				}
-				cl.resourceCode.Store(int32(code))
-			}
-		}
-		return res, err
+// notification handles a notification from the client: a cancellation, or
+// word that its roots changed. Others need nothing done.
+func (s *Server) notification(c *conn, env *jsonrpc.Message) {
+	switch mcp.MCPMethod(env.Method) {
+	case mcp.MethodNotificationCancelled:
+		c.cancelInflight(env.Params)
+	case mcp.MethodNotificationRootsListChanged:
+		c.ws.markStale()
 	}
 }
 

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/praxis-tools/praxis/praxis"
 )
@@ -111,7 +109,7 @@ func fileURI(path string) string {
 
 // mountFiles serves the workspace's files as file:// resources.
 func (s *Server) mountFiles() {
-	s.mcp.AddResourceTemplate(
+	s.addTemplate(
 		mcp.NewResourceTemplate("file://{+path}", "workspace file",
 			mcp.WithTemplateDescription("A file of the workspace, by its absolute path. Subscribe to be told when it changes on disk.")),
 		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -122,7 +120,7 @@ func (s *Server) mountFiles() {
 func (s *Server) readFileResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
 	p, err := fileURIPath(uri)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", server.ErrResourceNotFound, err)
+		return nil, fmt.Errorf("%w: %v", ErrResourceNotFound, err)
 	}
 	eng, release := s.engineFor(ctx)
 	defer release()
@@ -145,19 +143,19 @@ func (s *Server) readFileResource(ctx context.Context, uri string) ([]mcp.Resour
 // with the engine's reason.
 func fileResourceError(err error) error {
 	if praxis.CodeOf(err) != "" && praxis.CodeOf(err) != praxis.EIO && praxis.CodeOf(err) != praxis.EInternal {
-		return fmt.Errorf("%w: %s", server.ErrResourceNotFound, praxis.ErrorResult(err).Text)
+		return fmt.Errorf("%w: %s", ErrResourceNotFound, praxis.ErrorResult(err).Text)
 	}
 	return err
 }
 
-// SubscribeToResourceErr subscribes the session to the resource uri:
-// mcp-go routes resources/subscribe here. A file:// URI must name a
+// subscribe subscribes the session to the resource uri
+// (resources/subscribe, subscriptions/listen). A file:// URI must name a
 // regular file of the session's workspace; notifications/resources/updated
 // follow each change of the file on disk. The memory notes and skills send
 // no updates: subscribing to them is refused. Any other URI is an
 // extension's (see Extension), which sends its own updates: the
 // subscription is only recorded.
-func (c *call) SubscribeToResourceErr(uri string) error {
+func (c *call) subscribe(uri string) error {
 	switch scheme, _, _ := strings.Cut(uri, ":"); strings.ToLower(scheme) {
 	case "file":
 	case "memory", "skill":
@@ -170,7 +168,7 @@ func (c *call) SubscribeToResourceErr(uri string) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.srv.mcp.WithContext(c.conn.ctx, c)
+	ctx := withCall(c.conn.ctx, c)
 	eng, release := c.srv.engineFor(ctx)
 	px := c.session()
 	// A session of its own (a subscriptions/listen request of a protocol
@@ -222,16 +220,8 @@ func (f *fileSession) record(uri string, sub fileSub) bool {
 	return true
 }
 
-// SubscribeToResource is SubscribeToResourceErr for callers that cannot
-// take its error.
-func (c *call) SubscribeToResource(uri string) {
-	if err := c.SubscribeToResourceErr(uri); err != nil {
-		c.srv.log.Debug("subscription refused", "session", c.id, "uri", uri, "err", err)
-	}
-}
-
-// UnsubscribeFromResource ends the session's subscription to uri, if any.
-func (c *call) UnsubscribeFromResource(uri string) {
+// unsubscribe ends the session's subscription to uri, if any.
+func (c *call) unsubscribe(uri string) {
 	f := &c.files
 	f.mu.Lock()
 	sub, ok := f.subs[uri]
@@ -244,27 +234,3 @@ func (c *call) UnsubscribeFromResource(uri string) {
 		sub.release()
 	}
 }
-
-// SubscribedResources returns the URIs the session is subscribed to.
-func (c *call) SubscribedResources() []string {
-	f := &c.files
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]string, 0, len(f.subs))
-	for uri := range f.subs {
-		out = append(out, uri)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// IsSubscribedToResource reports whether the session is subscribed to uri.
-func (c *call) IsSubscribedToResource(uri string) bool {
-	f := &c.files
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ok := f.subs[uri]
-	return ok
-}
-
-var _ server.SessionWithResourceSubscriptionsErr = (*call)(nil)

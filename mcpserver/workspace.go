@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -163,7 +161,7 @@ func (w *sessionWorkspace) engine(ctx context.Context, s *Server, c *call) (*pra
 func (w *sessionWorkspace) refresh(ctx context.Context, s *Server, c *call) {
 	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
 	defer cancel()
-	res, err := c.ListRoots(ctx, mcp.ListRootsRequest{})
+	res, err := c.listRoots(ctx)
 	if err != nil {
 		s.log.Warn("roots/list failed; keeping the workspace", "session", c.conn.id, "err", err)
 		return

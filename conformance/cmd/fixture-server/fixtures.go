@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/praxis-tools/praxis/mcpserver"
 )
@@ -32,24 +31,10 @@ const (
 )
 
 // fixtures is the extension that mounts the fixtures with the
-// capabilities they need: resource subscriptions (which mcp-go tracks),
-// prompts and completion (which mcp-go answers). These are the fixture
-// server's; "praxis serve" advertises none of them.
+// capabilities they need: resource and prompt lists that may change, and
+// completion. These are the fixture server's; "praxis serve" advertises
+// none of them.
 func fixtures() mcpserver.Extension {
-	return mcpserver.Extension{
-		Options: []server.ServerOption{
-			server.WithResourceCapabilities(true, true),
-			server.WithPromptCapabilities(true),
-			server.WithCompletions(),
-			server.WithPromptCompletionProvider(completer{}),
-			server.WithResourceCompletionProvider(completer{}),
-		},
-		Mount: mount,
-	}
-}
-
-// mount adds the conformance fixtures to s.
-func mount(s *server.MCPServer) {
 	pngData := base64.StdEncoding.EncodeToString(redPixelPNG())
 	wavData := base64.StdEncoding.EncodeToString(silentWAV())
 	noArgs := func(name, desc string) mcp.Tool {
@@ -58,26 +43,39 @@ func mount(s *server.MCPServer) {
 			mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false))
 	}
 	result := func(content ...mcp.Content) *mcp.CallToolResult { return &mcp.CallToolResult{Content: content} }
-
-	s.AddTool(noArgs("test_simple_text", "Returns a fixed text."),
+	ext := mcpserver.Extension{
+		ResourcesListChanged: true,
+		PromptsListChanged:   true,
+		Completer:            completer{},
+	}
+	tool := func(t mcp.Tool, h func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)) {
+		ext.Tools = append(ext.Tools, mcpserver.ExtensionTool{Tool: t, Handler: h})
+	}
+	resource := func(r mcp.Resource, read mcpserver.ResourceReader) {
+		ext.Resources = append(ext.Resources, mcpserver.ExtensionResource{Resource: r, Read: read})
+	}
+	prompt := func(p mcp.Prompt, h func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error)) {
+		ext.Prompts = append(ext.Prompts, mcpserver.ExtensionPrompt{Prompt: p, Handler: h})
+	}
+	tool(noArgs("test_simple_text", "Returns a fixed text."),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return result(mcp.NewTextContent(SimpleText)), nil
 		})
-	s.AddTool(noArgs("test_image_content", "Returns a 1x1 PNG image."),
+	tool(noArgs("test_image_content", "Returns a 1x1 PNG image."),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return result(mcp.NewImageContent(pngData, "image/png")), nil
 		})
-	s.AddTool(noArgs("test_audio_content", "Returns a short silent WAV clip."),
+	tool(noArgs("test_audio_content", "Returns a short silent WAV clip."),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return result(mcp.NewAudioContent(wavData, "audio/wav")), nil
 		})
-	s.AddTool(noArgs("test_embedded_resource", "Returns an embedded text resource."),
+	tool(noArgs("test_embedded_resource", "Returns an embedded text resource."),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return result(mcp.NewEmbeddedResource(mcp.TextResourceContents{
 				URI: "test://embedded-resource", MIMEType: "text/plain", Text: EmbeddedText,
 			})), nil
 		})
-	s.AddTool(noArgs("test_multiple_content_types", "Returns text, an image and an embedded resource."),
+	tool(noArgs("test_multiple_content_types", "Returns text, an image and an embedded resource."),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return result(
 				mcp.NewTextContent("Multiple content types test:"),
@@ -87,27 +85,26 @@ func mount(s *server.MCPServer) {
 				}),
 			), nil
 		})
-	s.AddTool(noArgs("test_error_handling", "Always fails."),
+	tool(noArgs("test_error_handling", "Always fails."),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError(ErrorText), nil
 		})
-	s.AddTool(noArgs("test_tool_with_logging", "Sends three log messages while it runs."),
+	tool(noArgs("test_tool_with_logging", "Sends three log messages while it runs."),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			srv := server.ServerFromContext(ctx)
+			sess := mcpserver.SessionFromContext(ctx)
 			for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 				if i > 0 && !pause(ctx) {
 					return nil, ctx.Err()
 				}
-				n := mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "conformance", msg)
-				if err := srv.SendLogMessageToClient(ctx, n); err != nil {
+				if err := sess.Log(mcp.LoggingLevelInfo, "conformance", msg); err != nil {
 					return nil, err
 				}
 			}
 			return result(mcp.NewTextContent("Tool with logging executed successfully")), nil
 		})
-	s.AddTool(noArgs("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100."),
+	tool(noArgs("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100."),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			srv := server.ServerFromContext(ctx)
+			sess := mcpserver.SessionFromContext(ctx)
 			var token mcp.ProgressToken
 			if req.Params.Meta != nil {
 				token = req.Params.Meta.ProgressToken
@@ -119,28 +116,22 @@ func mount(s *server.MCPServer) {
 				if token == nil {
 					continue
 				}
-				err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
-					"progressToken": token, "progress": p, "total": 100,
-				})
-				if err != nil {
+				if err := sess.Progress(token, p, 100, ""); err != nil {
 					return nil, err
 				}
 			}
 			return result(mcp.NewTextContent("Tool with progress executed successfully")), nil
 		})
-	s.AddTool(mcp.NewTool("test_sampling", mcp.WithDescription("Asks the client's model to answer a prompt."),
+	tool(mcp.NewTool("test_sampling", mcp.WithDescription("Asks the client's model to answer a prompt."),
 		mcp.WithString("prompt", mcp.Required(), mcp.Description("The prompt to send to the model")),
 		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(true)),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			// The official conformance suite still calls test_sampling, and
-			// a fixture answers it the only way mcp-go offers.
+			// The official conformance suite still calls test_sampling.
 			//lint:ignore SA1019 sampling is deprecated by the protocol, not yet by the conformance suite this fixture serves
-			res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{
-				CreateMessageParams: mcp.CreateMessageParams{
-					Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
-					MaxTokens: 100,
-				},
+			res, err := mcpserver.SessionFromContext(ctx).CreateMessage(ctx, mcp.CreateMessageParams{
+				Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
+				MaxTokens: 100,
 			})
 			if err != nil {
 				return mcp.NewToolResultError("sampling failed: " + err.Error()), nil
@@ -151,7 +142,7 @@ func mount(s *server.MCPServer) {
 			}
 			return result(mcp.NewTextContent("LLM response: " + text)), nil
 		})
-	s.AddTool(mcp.NewTool("test_elicitation", mcp.WithDescription("Asks the client's user for a username and an email."),
+	tool(mcp.NewTool("test_elicitation", mcp.WithDescription("Asks the client's user for a username and an email."),
 		mcp.WithString("message", mcp.Required(), mcp.Description("The message to show the user")),
 		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(true)),
@@ -165,7 +156,7 @@ func mount(s *server.MCPServer) {
 				"required": ["username", "email"]
 			}`, "User response: ")
 		})
-	s.AddTool(noArgs("test_elicitation_sep1034_defaults", "Asks for input with a default for every primitive type."),
+	tool(noArgs("test_elicitation_sep1034_defaults", "Asks for input with a default for every primitive type."),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return elicit(ctx, "Please review your information", `{
 				"type": "object",
@@ -178,7 +169,7 @@ func mount(s *server.MCPServer) {
 				}
 			}`, "Elicitation completed: ")
 		})
-	s.AddTool(noArgs("test_elicitation_sep1330_enums", "Asks for input with every kind of enum schema."),
+	tool(noArgs("test_elicitation_sep1330_enums", "Asks for input with every kind of enum schema."),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return elicit(ctx, "Please choose options", `{
 				"type": "object",
@@ -199,7 +190,7 @@ func mount(s *server.MCPServer) {
 				}
 			}`, "Elicitation completed: ")
 		})
-	s.AddTool(mcp.NewToolWithRawSchema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json.RawMessage(`{
+	tool(mcp.NewToolWithRawSchema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json.RawMessage(`{
 		"$schema": "https://json-schema.org/draft/2020-12/schema",
 		"type": "object",
 		"$defs": {
@@ -211,36 +202,38 @@ func mount(s *server.MCPServer) {
 		return result(mcp.NewTextContent("ok")), nil
 	})
 
-	s.AddResource(mcp.NewResource("test://static-text", "static-text", mcp.WithResourceDescription("A fixed text."), mcp.WithMIMEType("text/plain")),
+	resource(mcp.NewResource("test://static-text", "static-text", mcp.WithResourceDescription("A fixed text."), mcp.WithMIMEType("text/plain")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "test://static-text", MIMEType: "text/plain", Text: StaticText}}, nil
 		})
-	s.AddResource(mcp.NewResource("test://static-binary", "static-binary", mcp.WithResourceDescription("A 1x1 PNG image."), mcp.WithMIMEType("image/png")),
+	resource(mcp.NewResource("test://static-binary", "static-binary", mcp.WithResourceDescription("A 1x1 PNG image."), mcp.WithMIMEType("image/png")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.BlobResourceContents{URI: "test://static-binary", MIMEType: "image/png", Blob: pngData}}, nil
 		})
-	s.AddResource(mcp.NewResource("test://watched-resource", "watched-resource", mcp.WithResourceDescription("A resource clients may subscribe to."), mcp.WithMIMEType("text/plain")),
+	resource(mcp.NewResource("test://watched-resource", "watched-resource", mcp.WithResourceDescription("A resource clients may subscribe to."), mcp.WithMIMEType("text/plain")),
 		func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: "test://watched-resource", MIMEType: "text/plain", Text: "Watched resource content."}}, nil
 		})
-	s.AddResourceTemplate(mcp.NewResourceTemplate("test://template/{id}/data", "template",
-		mcp.WithTemplateDescription("Data for an id."), mcp.WithTemplateMIMEType("application/json")),
-		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	ext.ResourceTemplates = append(ext.ResourceTemplates, mcpserver.ExtensionResourceTemplate{
+		Template: mcp.NewResourceTemplate("test://template/{id}/data", "template",
+			mcp.WithTemplateDescription("Data for an id."), mcp.WithTemplateMIMEType("application/json")),
+		Read: func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id := strings.TrimSuffix(strings.TrimPrefix(req.Params.URI, "test://template/"), "/data")
 			if id == "" || strings.Contains(id, "/") {
-				return nil, fmt.Errorf("%w: %s", server.ErrResourceNotFound, req.Params.URI)
+				return nil, fmt.Errorf("%w: %s", mcpserver.ErrResourceNotFound, req.Params.URI)
 			}
 			text, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: string(text)}}, nil
-		})
+		},
+	})
 
-	s.AddPrompt(mcp.NewPrompt("test_simple_prompt", mcp.WithPromptDescription("A prompt without arguments.")),
+	prompt(mcp.NewPrompt("test_simple_prompt", mcp.WithPromptDescription("A prompt without arguments.")),
 		func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return mcp.NewGetPromptResult("A simple prompt", []mcp.PromptMessage{
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("This is a simple prompt for testing.")),
 			}), nil
 		})
-	s.AddPrompt(mcp.NewPrompt("test_prompt_with_arguments", mcp.WithPromptDescription("A prompt with two arguments."),
+	prompt(mcp.NewPrompt("test_prompt_with_arguments", mcp.WithPromptDescription("A prompt with two arguments."),
 		mcp.WithArgument("arg1", mcp.ArgumentDescription("First test argument"), mcp.RequiredArgument()),
 		mcp.WithArgument("arg2", mcp.ArgumentDescription("Second test argument"), mcp.RequiredArgument())),
 		func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -249,7 +242,7 @@ func mount(s *server.MCPServer) {
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", a["arg1"], a["arg2"]))),
 			}), nil
 		})
-	s.AddPrompt(mcp.NewPrompt("test_prompt_with_embedded_resource", mcp.WithPromptDescription("A prompt embedding a resource."),
+	prompt(mcp.NewPrompt("test_prompt_with_embedded_resource", mcp.WithPromptDescription("A prompt embedding a resource."),
 		mcp.WithArgument("resourceUri", mcp.ArgumentDescription("URI of the resource to embed"), mcp.RequiredArgument())),
 		func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			uri := req.Params.Arguments["resourceUri"]
@@ -261,13 +254,14 @@ func mount(s *server.MCPServer) {
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Please process the embedded resource above.")),
 			}), nil
 		})
-	s.AddPrompt(mcp.NewPrompt("test_prompt_with_image", mcp.WithPromptDescription("A prompt with an image.")),
+	prompt(mcp.NewPrompt("test_prompt_with_image", mcp.WithPromptDescription("A prompt with an image.")),
 		func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return mcp.NewGetPromptResult("A prompt with an image", []mcp.PromptMessage{
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewImageContent(pngData, "image/png")),
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Please analyze the image above.")),
 			}), nil
 		})
+	return ext
 }
 
 // completer completes the fixture prompts' arguments and the template's
@@ -302,9 +296,7 @@ func complete(arg mcp.CompleteArgument) *mcp.Completion {
 // elicit asks the client's user for input with schema and reports the
 // answer as text after prefix.
 func elicit(ctx context.Context, message, schema, prefix string) (*mcp.CallToolResult, error) {
-	res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{
-		Params: mcp.ElicitationParams{Message: message, RequestedSchema: json.RawMessage(schema)},
-	})
+	res, err := mcpserver.SessionFromContext(ctx).Elicit(ctx, mcp.ElicitationParams{Message: message, RequestedSchema: json.RawMessage(schema)})
 	if err != nil {
 		return mcp.NewToolResultError("elicitation failed: " + err.Error()), nil
 	}
