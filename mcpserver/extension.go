@@ -50,7 +50,8 @@ type ExtensionResource struct {
 
 // ExtensionResourceTemplate is a template of resource URIs and the handler
 // that reads the resources whose URI matches it. The handler finds the
-// template's variables in req.Params.Arguments.
+// template's variables in req.Params.Arguments, each a []string of the
+// values matched.
 type ExtensionResourceTemplate struct {
 	Template mcp.ResourceTemplate
 	Read     ResourceReader
