@@ -64,6 +64,11 @@ func (s *Server) fastToolCall(ctx context.Context, cl *call, env *jsonrpc.Messag
 
 // cancelInflight cancels the request a notifications/cancelled names and
 // marks it so that no response is sent for it.
+//
+// A notification of a protocol without sessions comes in a connection of
+// its own: it cancels the request of that ID being served for any
+// connection without a session, which still gets its response (the
+// client, which cancelled it, no longer waits for it).
 func (c *conn) cancelInflight(params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -75,12 +80,16 @@ func (c *conn) cancelInflight(params json.RawMessage) {
 	if json.Compact(&compact, p.RequestID) != nil {
 		return
 	}
+	if c.sessionless {
+		if e, ok := c.srv.sessionless.Load(compact.String()); ok {
+			e.(*inflightCall).cancel()
+		}
+		return
+	}
 	if e, ok := c.inflight.LoadAndDelete(compact.String()); ok {
 		e := e.(*inflightCall)
 		e.cancelled.Store(true)
-		if e.cancel != nil {
-			e.cancel()
-		}
+		e.cancel()
 	}
 }
 

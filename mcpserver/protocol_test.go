@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/praxis-tools/praxis/praxis"
@@ -316,8 +317,7 @@ func TestProtocolVersions(t *testing.T) {
 }
 
 // TestNoResponseAfterCancel: over both transports, a request cancelled by
-// notifications/cancelled gets no response, whether the engine or mcp-go
-// serves it.
+// notifications/cancelled gets no response.
 func TestNoResponseAfterCancel(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		started := make(chan string, 4)
@@ -347,4 +347,31 @@ func TestNoResponseAfterCancel(t *testing.T) {
 			t.Errorf("answered after notifications/cancelled: %s", m.raw)
 		}
 	})
+}
+
+// TestSessionlessCancel: on 2026-07-28 over HTTP, notifications/cancelled
+// comes in a POST of its own, without a session, and still cancels the
+// call it names: the call ends, and answers as cancelled.
+func TestSessionlessCancel(t *testing.T) {
+	started := make(chan string, 4)
+	s, _ := newTestServer(t, Options{}, started)
+	c := startHTTP(t, s, HTTPOptions{}).client(t)
+	done := make(chan []msg, 1)
+	go func() {
+		body := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+			"params": map[string]any{"name": "block", "arguments": map[string]any{}, "_meta": modernMeta}})
+		done <- messages(t, c.post(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "block"))
+	}()
+	<-started
+	cancel := mustJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+		"params": map[string]any{"requestId": 7, "_meta": modernMeta}})
+	c.post(cancel, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "notifications/cancelled").Body.Close()
+	select {
+	case ms := <-done:
+		if len(ms) == 0 || !strings.HasPrefix(ms[len(ms)-1].tool(t).text(), "E_CANCELLED") {
+			t.Errorf("cancelled call answered %v", ms)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call was not cancelled")
+	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkServe measures the protocol path alone, without I/O: decoding,
-// mcp-go's dispatch, the tool, and encoding the response.
+// the dispatch, the tool, and encoding the response.
 func BenchmarkServe(b *testing.B) {
 	s, dir := newTestServer(b, Options{FixedWorkspace: true}, nil)
 	writeFile(b, dir, "tiny.txt", "hello\n")

@@ -106,7 +106,8 @@ type Server struct {
 
 	versions []string // SupportedProtocolVersions
 
-	sessions sync.Map // session ID -> *conn: the sessions told of list changes
+	sessions    sync.Map // session ID -> *conn: the sessions told of list changes
+	sessionless sync.Map // raw request ID -> *inflightCall: requests served without a session
 
 	toolsMu     sync.Mutex      // held while the engine's tools are mounted
 	engineTools map[string]bool // the engine's tools, as mounted

@@ -388,6 +388,10 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Mess
 		entry = &inflightCall{cancel: cancel}
 		c.inflight.Store(key, entry)
 		defer c.inflight.CompareAndDelete(key, entry)
+		if c.sessionless {
+			s.sessionless.Store(key, entry)
+			defer s.sessionless.CompareAndDelete(key, entry)
+		}
 	}
 	var resp writeFunc
 	if env.Method == string(mcp.MethodToolsCall) {

@@ -182,7 +182,7 @@ func TestMalformedInput(t *testing.T) {
 // TestStdioNotificationsPrecedeResponse checks, many times over and with
 // calls in flight together, that every notification of a call is written
 // before the call's response: progress reported through the engine, and log
-// messages sent through mcp-go's own notification path.
+// messages an extension's tool sends through its Session.
 func TestStdioNotificationsPrecedeResponse(t *testing.T) {
 	s, _ := newTestServer(t, Options{}, nil)
 	c := startStdio(t, s, StdioOptions{})
