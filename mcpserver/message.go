@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -49,8 +50,11 @@ func joinResponses(resps []writeFunc) writeFunc {
 
 // goTypeText matches encoding/json's messages about a value of the wrong
 // type, which name Go types ("json: cannot unmarshal string into Go struct
-// field CallToolParams.params.name of type int").
-var goTypeText = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (\S+) of type (\S+(?: \{\})?)|value of type (\S+(?: \{\})?))`)
+// field CallToolParams.params.name of type int"). It is compiled on first
+// use, not at every start of the binary.
+var goTypeText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (\S+) of type (\S+(?: \{\})?)|value of type (\S+(?: \{\})?))`)
+})
 
 // protocolText rewrites msg, an error message bound for a client, so that
 // it speaks of JSON values rather than the Go types they were decoded into.
@@ -58,8 +62,9 @@ func protocolText(msg string) string {
 	if !strings.Contains(msg, "json: cannot unmarshal") {
 		return msg
 	}
-	return goTypeText.ReplaceAllStringFunc(msg, func(m string) string {
-		sub := goTypeText.FindStringSubmatch(m)
+	re := goTypeText()
+	return re.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := re.FindStringSubmatch(m)
 		got, field, goType := sub[1], sub[2], sub[3]
 		if field == "" {
 			goType = sub[4]
