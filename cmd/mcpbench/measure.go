@@ -32,6 +32,7 @@ type result struct {
 	Clients     int     `json:"clients"`
 	Calls       int     `json:"calls"`
 	ColdStartUs float64 `json:"cold_start_us,omitempty"`
+	ColdUntil   string  `json:"cold_until,omitempty"` // the response a cold start ends with
 	IdleRSSMiB  float64 `json:"idle_rss_mib,omitempty"`
 	PeakRSSMiB  float64 `json:"peak_rss_mib,omitempty"`
 	P50Us       float64 `json:"p50_us"`
@@ -54,7 +55,7 @@ func (r *result) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "transport    %s, %d client(s), %d calls of %s (%d-byte response)\n", r.Transport, r.Clients, r.Calls, r.Call, r.ResponseBytes)
 	if r.ColdStartUs > 0 {
-		fmt.Fprintf(w, "cold start   %.1f ms to the initialize response (median)\n", r.ColdStartUs/1000)
+		fmt.Fprintf(w, "cold start   %.1f ms to the %s response (median)\n", r.ColdStartUs/1000, r.ColdUntil)
 	}
 	if r.IdleRSSMiB > 0 {
 		fmt.Fprintf(w, "RSS          idle %.1f MiB, peak %.1f MiB\n", r.IdleRSSMiB, r.PeakRSSMiB)
@@ -262,7 +263,7 @@ func measure(ctx context.Context, c config) (*result, error) {
 		defer srv.stop()
 		if c.cold > 0 {
 			slices.Sort(colds)
-			res.ColdStartUs = us(colds[len(colds)/2])
+			res.ColdStartUs, res.ColdUntil = us(colds[len(colds)/2]), c.coldUntil
 		}
 		// The idle wait is no call in flight: the watchdog does not count it.
 		wd.pause(true)
