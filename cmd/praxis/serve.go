@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/praxis-tools/praxis/mcpserver"
 	"github.com/praxis-tools/praxis/praxis"
@@ -137,19 +138,24 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		transport = "http " + httpAddr.addr
 	}
 	// The start line names the sandbox mode actually running, which under
-	// isolation auto means probing bwrap (tens of milliseconds): the line
-	// is written once the probe is done, while the server already serves;
-	// serve does not return before it is written.
-	var startLine sync.WaitGroup
-	defer startLine.Wait()
-	started := func() {
-		startLine.Go(func() {
+	// isolation auto means probing bwrap (tens of milliseconds, processes
+	// of its own): the line is written once the probe is done, while the
+	// server already serves, and before serve returns. On stdio the probe
+	// waits until the client's first requests are likely answered, so as
+	// not to take the CPU from them; a bash call before that probes at once.
+	var once sync.Once
+	startLine := func() {
+		once.Do(func() {
 			log.Info("praxis serve", "transport", transport, "workspace", srv.Workspace(), "sandbox", srv.Sandbox(), "tools", tools.Load())
 		})
 	}
 
 	if !httpAddr.set {
-		started()
+		later := time.AfterFunc(stdioProbeDelay, startLine)
+		defer func() {
+			later.Stop()
+			startLine()
+		}()
 		err = srv.ServeStdio(ctx, io.in, io.out, mcpserver.StdioOptions{MaxMessageBytes: *maxBody})
 		if err != nil {
 			fmt.Fprintf(io.err, "praxis serve: %v\n", err)
@@ -178,7 +184,8 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "praxis serve: %v\n", err)
 		return exitUsage
 	}
-	started()
+	go startLine()
+	defer startLine()
 	err = srv.ServeStreamableHTTP(ctx, ln, hopts)
 	switch {
 	case errors.Is(err, mcpserver.ErrTokenRequired):
@@ -190,6 +197,11 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	}
 	return exitOK
 }
+
+// stdioProbeDelay is how long serve on stdio waits before it probes the
+// sandbox for its start line: a client's initialize and tools/list are
+// answered within tens of milliseconds of the start.
+const stdioProbeDelay = 100 * time.Millisecond
 
 // flagSet reports whether the flag called name was given.
 func flagSet(fs *flag.FlagSet, name string) bool {
