@@ -65,28 +65,14 @@ func (r *registry) tool(name string) (toolEntry, bool) {
 
 // toolList returns the tools sorted by name.
 func (r *registry) toolList() []mcp.Tool {
-	r.mu.RLock()
-	out := make([]mcp.Tool, 0, len(r.tools))
-	for _, t := range r.tools {
-		out = append(out, t.tool)
-	}
-	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
-	return out
+	return sortedEntries(r, r.tools, func(e toolEntry) mcp.Tool { return e.tool },
+		func(a, b mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
 }
 
-// resourceList returns the listed resources sorted by name.
+// resourceList returns the listed resources sorted by name, then URI.
 func (r *registry) resourceList() []mcp.Resource {
-	r.mu.RLock()
-	out := make([]mcp.Resource, 0, len(r.resources))
-	for _, e := range r.resources {
-		out = append(out, e.resource)
-	}
-	r.mu.RUnlock()
-	slices.SortStableFunc(out, func(a, b mcp.Resource) int {
-		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.URI, b.URI))
-	})
-	return out
+	return sortedEntries(r, r.resources, func(e resourceEntry) mcp.Resource { return e.resource },
+		func(a, b mcp.Resource) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.URI, b.URI)) })
 }
 
 // templateList returns the resource templates sorted by name.
@@ -103,13 +89,20 @@ func (r *registry) templateList() []mcp.ResourceTemplate {
 
 // promptList returns the prompts sorted by name.
 func (r *registry) promptList() []mcp.Prompt {
+	return sortedEntries(r, r.prompts, func(e promptEntry) mcp.Prompt { return e.prompt },
+		func(a, b mcp.Prompt) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// sortedEntries returns what item makes of every entry of m, one of r's
+// maps, read under r's lock, in the order compare gives.
+func sortedEntries[E, T any](r *registry, m map[string]E, item func(E) T, compare func(a, b T) int) []T {
 	r.mu.RLock()
-	out := make([]mcp.Prompt, 0, len(r.prompts))
-	for _, p := range r.prompts {
-		out = append(out, p.prompt)
+	out := make([]T, 0, len(m))
+	for _, e := range m {
+		out = append(out, item(e))
 	}
 	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b mcp.Prompt) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, compare)
 	return out
 }
 
