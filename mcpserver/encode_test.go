@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -62,6 +64,57 @@ func TestToolResultEncoding(t *testing.T) {
 		}
 		if !jsonEqual(t, b.Bytes(), want) {
 			t.Errorf("got  %s\nwant %s", b.Bytes(), want)
+		}
+	}
+}
+
+// TestWriteStringBytes holds writeString to the exact bytes of a plain
+// one-byte-at-a-time escape, for random texts dense in bytes that need an
+// escape, through writers too small to escape into, small and large.
+func TestWriteStringBytes(t *testing.T) {
+	want := func(s string) string {
+		var b strings.Builder
+		b.WriteByte('"')
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '"' || c == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c < 0x20:
+				fmt.Fprintf(&b, `\u%04x`, c)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteByte('"')
+		return b.String()
+	}
+	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\"", "\\", "\n", "\r", "\t", "\x00", "\x1f", "é", "✓", "😀", "\u2028"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{16, 100, 500, 4096, 64 << 10} {
+		for n := range 300 {
+			var sb strings.Builder
+			for range rng.IntN(1 + n*n/10) {
+				sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+			}
+			s := sb.String()
+			if n%50 == 0 {
+				s = strings.Repeat("\x01", n*20+1) // the worst case, every byte six
+			}
+			var b bytes.Buffer
+			w := bufio.NewWriterSize(&b, size)
+			w.WriteString("x") // the writer's space starts anywhere
+			writeString(w, s)
+			w.Flush()
+			if got := b.String()[1:]; got != want(s) {
+				t.Fatalf("writer of %d bytes, %.60q:\n got %.200s\nwant %.200s", size, s, got, want(s))
+			}
 		}
 	}
 }
