@@ -148,14 +148,13 @@ func writeString(w *bufio.Writer, s string) {
 		return
 	}
 	const minChunk = 64 // bytes of s escaped at a time, at least
-	var small [6 * minChunk]byte
 	for len(s) > 0 {
 		if w.Available() < 6*minChunk {
 			w.Flush() // an error stays with w: its later writes report it
 		}
 		buf := w.AvailableBuffer()
-		if cap(buf) < len(small) {
-			buf = small[:0] // a writer too small to escape into
+		if cap(buf) < 6*minChunk {
+			buf = make([]byte, 6*minChunk) // a writer too small to escape into
 		}
 		buf = buf[:cap(buf)]
 		part := s[:min(len(s), len(buf)/6)] // the worst case: every byte becomes \u00XX
