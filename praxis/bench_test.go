@@ -31,10 +31,16 @@ func benchEngine(b *testing.B, noSync bool) (*Engine, string) {
 	return e, dir
 }
 
-func benchRead(b *testing.B, size int) {
+func benchRead(b *testing.B, size int) { benchReadAt(b, "f.go", size) }
+
+// benchReadAt reads a file of size bytes at rel, a slash-separated path.
+func benchReadAt(b *testing.B, rel string, size int) {
 	e, dir := benchEngine(b, true)
-	sourceFile(b, dir, "f.go", size)
-	args := json.RawMessage(`{"path":"f.go","limit":1000000}`)
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	sourceFile(b, dir, rel, size)
+	args, _ := json.Marshal(map[string]any{"path": rel, "limit": 1000000})
 	ctx := context.Background()
 	b.SetBytes(int64(size))
 	for b.Loop() {
@@ -47,6 +53,10 @@ func benchRead(b *testing.B, size int) {
 
 func BenchmarkReadFile2KiB(b *testing.B) { benchRead(b, 2<<10) }
 func BenchmarkReadFile10MB(b *testing.B) { benchRead(b, 10<<20) }
+
+// BenchmarkReadFile2KiBNested reads a file four directories down, as most
+// files of a repository are.
+func BenchmarkReadFile2KiBNested(b *testing.B) { benchReadAt(b, "src/pkg/sub/dir/f.go", 2<<10) }
 
 // benchEdit replaces one line in the middle of a 10,000-line file, back and
 // forth, so that every call changes the file.

@@ -26,6 +26,9 @@ func confinedEngine(t *testing.T) (e *Engine, ws, outside string) {
 		"in-link":      "in.txt",
 		"in-dir":       "dir",
 		"dir/up":       "../in.txt",
+		"dir/out-abs":  filepath.Join(outside, "secret.txt"),
+		"dir/out-up":   "../../outside/secret.txt",
+		"dir/up-dir":   "..",
 	} {
 		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
 			t.Fatal(err)
@@ -51,6 +54,10 @@ func TestConfinementRefusesEscapes(t *testing.T) {
 		"out-rel",
 		"out-dir/secret.txt",
 		"dangling-out",
+		"dir/out-abs", // links out of a directory below the root
+		"dir/out-up",
+		"dir/up-dir/out-file",
+		"in-dir/out-up",
 	} {
 		t.Run(p, func(t *testing.T) {
 			mustFail(t, call(t, e, "read_file", map[string]any{"path": p}), EPathOutside, ws)
@@ -75,7 +82,7 @@ func TestConfinementRefusesEscapes(t *testing.T) {
 
 func TestConfinementFollowsInsideLinks(t *testing.T) {
 	e, ws, _ := confinedEngine(t)
-	for _, p := range []string{"in-link", "in-dir/f.txt", "dir/up", filepath.Join(ws, "in.txt")} {
+	for _, p := range []string{"in-link", "in-dir/f.txt", "dir/up", "in-dir/up", "dir/up-dir/in.txt", "dir/up-dir/dir/f.txt", filepath.Join(ws, "in.txt")} {
 		mustOK(t, call(t, e, "read_file", map[string]any{"path": p}))
 	}
 	// A write through an inside link changes the target; the link stays.
@@ -123,7 +130,10 @@ func TestReadRefusesSpecialFilesWithoutBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	names := []string{"fifo", "sock"}
+	if err := syscall.Mkfifo(filepath.Join(ws, "dir/fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"fifo", "sock", "dir/fifo", "in-dir/fifo"}
 	if err := syscall.Mknod(filepath.Join(ws, "null"), syscall.S_IFCHR|0o666, 1<<8|3); err == nil {
 		names = append(names, "null")
 	} else {

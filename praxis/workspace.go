@@ -128,8 +128,33 @@ func isEscape(err error) bool {
 
 // ReadFile reads the regular file rel, refusing directories, FIFOs,
 // sockets and devices without blocking on them, and files over max bytes.
+//
+// os.Root walks a path one directory at a time, opening each, on every
+// operation; the file is looked at and opened in its own directory, opened
+// once as a root of its own, so that the walk is not done twice. A path
+// that leaves that directory (a symbolic link to elsewhere) is then read
+// through the workspace's root, which decides as it always does.
 func (w *Workspace) ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error) {
-	fi, err := w.root.Stat(rel)
+	dir, name := filepath.Split(rel)
+	if dir == "" {
+		return w.readIn(w.root, name, rel, max)
+	}
+	sub, err := w.root.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, w.fail(rel, err)
+	}
+	data, fi, err := w.readIn(sub, name, rel, max)
+	sub.Close()
+	if CodeOf(err) == EPathOutside {
+		return w.readIn(w.root, rel, rel, max)
+	}
+	return data, fi, err
+}
+
+// readIn reads the regular file name of r, which is rel in the workspace
+// (see ReadFile).
+func (w *Workspace) readIn(r *os.Root, name, rel string, max int64) ([]byte, fs.FileInfo, error) {
+	fi, err := r.Stat(name)
 	if err != nil {
 		return nil, nil, w.fail(rel, err)
 	}
@@ -138,7 +163,7 @@ func (w *Workspace) ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error)
 	}
 	// O_NONBLOCK: if a FIFO is swapped in after the Stat, opening it must
 	// not wait for a writer. It has no effect on regular files.
-	f, err := w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, w.fail(rel, err)
 	}
@@ -162,11 +187,17 @@ func (w *Workspace) ReadFile(rel string, max int64) ([]byte, fs.FileInfo, error)
 		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
-		if errors.Is(err, io.EOF) {
+		switch {
+		case errors.Is(err, io.EOF):
 			return data, fi, nil
-		}
-		if err != nil {
+		case err != nil:
 			return nil, fi, w.fail(rel, err)
+		case n > 0 && int64(len(data)) == fi.Size() && len(data) < cap(data):
+			// A read that stops short of the buffer exactly at the size
+			// the file had when opened: its end, without a read of
+			// nothing more to say so. (A short read elsewhere, as some
+			// file systems make, reads on.)
+			return data, fi, nil
 		}
 	}
 }
