@@ -170,6 +170,8 @@ func TestDispatch(t *testing.T) {
 			[]string{`{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"unparsable initialize request: \"params.protocolVersion\" must be a string, got number"}}`}},
 		{"ping", `{"jsonrpc":"2.0","id":4,"method":"ping"}`,
 			[]string{`{"jsonrpc":"2.0","id":4,"result":{}}`}},
+		{"ping, params not an object", `{"jsonrpc":"2.0","id":"p","method":"ping","params":[1]}`, // no Go name: neither PingRequest nor its embedded Request
+			[]string{`{"jsonrpc":"2.0","id":"p","error":{"code":-32600,"message":"unparsable ping request: \"params\" must be a value of another type, got array"}}`}},
 		{"unknown method", `{"jsonrpc":"2.0","id":5,"method":"foo/bar","params":{}}`,
 			[]string{`{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"Method foo/bar not found"}}`}},
 		{"tasks", `{"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"taskId":"x"}}`,

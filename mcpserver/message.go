@@ -76,6 +76,15 @@ func protocolText(msg string) string {
 		if _, rest, ok := strings.Cut(field, "."); ok {
 			field = rest // drop the Go struct's name
 		}
+		// and the names of structs embedded in it ("Request.params"):
+		// Go's are capitalised, the protocol's members are not.
+		for {
+			first, rest, ok := strings.Cut(field, ".")
+			if !ok || first == "" || first[0] < 'A' || first[0] > 'Z' {
+				break
+			}
+			field = rest
+		}
 		return fmt.Sprintf("%q must be %s, got %s", field, want, got)
 	})
 }
