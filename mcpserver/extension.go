@@ -88,7 +88,7 @@ var ErrResourceNotFound = errors.New("resource not found")
 // (sampling, elicitation, roots) made while serving a request of protocol
 // 2026-07-28 or later, which has no requests from the server.
 var ErrServerRequestsUnsupported = errors.New("server-initiated requests are not supported in protocol version " +
-	mcp.ProtocolVersion20260728 + " or later: return an InputRequests map from the handler instead (multi round-trip requests, SEP-2322)")
+	mcp.ProtocolVersion20260728 + " or later")
 
 // errNotInitialized is the error of a notification sent for a session
 // that has not been initialized.
