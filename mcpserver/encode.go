@@ -149,8 +149,8 @@ func writeString(w *bufio.Writer, s string) {
 	}
 	const minChunk = 64 // bytes of s escaped at a time, at least
 	for len(s) > 0 {
-		if w.Available() < 6*minChunk {
-			w.Flush() // an error stays with w: its later writes report it
+		if w.Available() < 6*minChunk && w.Flush() != nil {
+			return // w failed: the rest cannot be written, and its later writes report the error
 		}
 		buf := w.AvailableBuffer()
 		if cap(buf) < 6*minChunk {

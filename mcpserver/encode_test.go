@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -116,5 +117,24 @@ func TestWriteStringBytes(t *testing.T) {
 				t.Fatalf("writer of %d bytes, %.60q:\n got %.200s\nwant %.200s", size, s, got, want(s))
 			}
 		}
+	}
+}
+
+// failingWriter refuses every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// TestWriteStringStopsOnError: once the writer fails, a large text is not
+// escaped on, chunk after chunk, for nothing; the writer reports the error.
+func TestWriteStringStopsOnError(t *testing.T) {
+	text := strings.Repeat("line \"quoted\"\n", 100<<10)
+	w := bufio.NewWriterSize(failingWriter{}, 4096)
+	allocs := testing.AllocsPerRun(3, func() { writeString(w, text) })
+	if allocs > 2 {
+		t.Errorf("writeString allocated %.0f times into a failed writer", allocs)
+	}
+	if err := w.Flush(); err == nil {
+		t.Error("the writer's error was lost")
 	}
 }
