@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -79,8 +80,125 @@ func writeResult(w *bufio.Writer, result any) error {
 		if plainToolResult(&r) {
 			return writeToolResult(w, &r)
 		}
+	case *mcp.ListToolsResult:
+		if plainToolList(r) {
+			return writeToolList(w, r)
+		}
 	}
 	return writeJSON(w, result)
+}
+
+// plainToolList reports whether writeToolList encodes r as mcp-go would:
+// no result metadata, and tools whose schemas are raw JSON and that carry
+// nothing but a name, a description, schemas and the four hints.
+func plainToolList(r *mcp.ListToolsResult) bool {
+	if r.Meta != nil {
+		return false
+	}
+	for i := range r.Tools {
+		t := &r.Tools[i]
+		if t.Meta != nil || t.Title != "" || t.Annotations.Title != "" || t.DeferLoading || t.Icons != nil ||
+			t.Execution != nil || t.InputSchema.Type != "" || t.OutputSchema.Type != "" ||
+			!compactJSON(t.RawInputSchema) || (t.RawOutputSchema != nil && !compactJSON(t.RawOutputSchema)) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeToolList writes a tools/list result by hand. Listing the tools is
+// most of what a client waits for after starting a server, and mcp-go's
+// encoding of a tool builds a map, sorts its keys and re-validates each
+// schema: 1.1-1.4 ms of a cold start for Praxis's 18 tools. The members
+// are in the order encoding/json writes them: the result's in field
+// order, each tool's as mcp.Tool's map sorts them.
+func writeToolList(w *bufio.Writer, r *mcp.ListToolsResult) error {
+	w.WriteByte('{')
+	if r.ResultType != "" {
+		w.WriteString(`"resultType":`)
+		writeString(w, string(r.ResultType))
+		w.WriteByte(',')
+	}
+	if r.TTLMs != nil {
+		w.WriteString(`"ttlMs":`)
+		w.Write(strconv.AppendInt(w.AvailableBuffer(), *r.TTLMs, 10))
+		w.WriteByte(',')
+	}
+	if r.CacheScope != "" {
+		w.WriteString(`"cacheScope":`)
+		writeString(w, string(r.CacheScope))
+		w.WriteByte(',')
+	}
+	if r.NextCursor != "" {
+		w.WriteString(`"nextCursor":`)
+		writeString(w, string(r.NextCursor))
+		w.WriteByte(',')
+	}
+	if r.Tools == nil {
+		w.WriteString(`"tools":null}`)
+		return nil
+	}
+	w.WriteString(`"tools":[`)
+	for i := range r.Tools {
+		t := &r.Tools[i]
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString(`{"annotations":{`)
+		sep := ""
+		for _, h := range [...]struct {
+			name string
+			v    *bool
+		}{
+			{"readOnlyHint", t.Annotations.ReadOnlyHint},
+			{"destructiveHint", t.Annotations.DestructiveHint},
+			{"idempotentHint", t.Annotations.IdempotentHint},
+			{"openWorldHint", t.Annotations.OpenWorldHint},
+		} {
+			if h.v != nil {
+				w.WriteString(sep)
+				w.WriteString(`"` + h.name + `":` + strconv.FormatBool(*h.v))
+				sep = ","
+			}
+		}
+		w.WriteByte('}')
+		if t.Description != "" {
+			w.WriteString(`,"description":`)
+			writeString(w, t.Description)
+		}
+		w.WriteString(`,"inputSchema":`)
+		w.Write(t.RawInputSchema)
+		w.WriteString(`,"name":`)
+		writeString(w, t.Name)
+		if t.RawOutputSchema != nil {
+			w.WriteString(`,"outputSchema":`)
+			w.Write(t.RawOutputSchema)
+		}
+		w.WriteByte('}')
+	}
+	_, err := w.WriteString("]}")
+	return err
+}
+
+// compactJSON reports whether b is valid JSON with no whitespace between
+// its tokens, which encoding/json writes as it is (but for its escaping of
+// <, > and &, which changes no value).
+func compactJSON(b []byte) bool {
+	if !json.Valid(b) {
+		return false
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return !in
 }
 
 // plainToolResult reports whether writeToolResult encodes r exactly as

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/praxis-tools/praxis/praxis"
 )
 
 // TestWriteStringMatchesEncodingJSON checks that every string decodes back
@@ -136,5 +138,79 @@ func TestWriteStringStopsOnError(t *testing.T) {
 	}
 	if err := w.Flush(); err == nil {
 		t.Error("the writer's error was lost")
+	}
+}
+
+// TestToolListEncoding holds the hand-written tools/list result to
+// encoding/json's bytes (once its escaping of <, >, & and U+2028/9, which
+// changes no value, is applied): the engine's own tools, and lists with
+// every member the writer handles. Lists it does not handle go to
+// encoding/json.
+func TestToolListEncoding(t *testing.T) {
+	eng, err := praxis.New(praxis.Options{Workspace: t.TempDir(), NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var engineTools []mcp.Tool
+	for _, tool := range eng.Catalog().Tools() {
+		engineTools = append(engineTools, mcpTool(tool))
+	}
+	yes, no := true, false
+	ttl := int64(0)
+	odd := mcp.Tool{
+		Name:            "odd \"name\" <&>\u2028",
+		Description:     "line\nbreak\t<b> & \u2029",
+		RawInputSchema:  json.RawMessage(`{"type":"object","description":"a \"quoted\" <thing> & \\u0041"}`),
+		RawOutputSchema: nil,
+		Annotations:     mcp.ToolAnnotation{ReadOnlyHint: &yes, OpenWorldHint: &no},
+	}
+	bare := mcp.Tool{Name: "bare", RawInputSchema: json.RawMessage(`{}`)}
+	invalid := mcp.Tool{Name: "bad \xff", Description: "bad\n\xc3", RawInputSchema: json.RawMessage(`{}`)}
+	cases := []struct {
+		name  string
+		res   mcp.ListToolsResult
+		plain bool
+		loose bool // invalid UTF-8, whose escapes may be spelt differently
+	}{
+		{"engine", mcp.ListToolsResult{Tools: engineTools}, true, false},
+		{"members", mcp.ListToolsResult{Tools: []mcp.Tool{odd, bare}}, true, false},
+		{"invalid UTF-8", mcp.ListToolsResult{Tools: []mcp.Tool{invalid}}, true, true},
+		{"empty", mcp.ListToolsResult{Tools: []mcp.Tool{}}, true, false},
+		{"nil", mcp.ListToolsResult{}, true, false},
+		{"cursor", mcp.ListToolsResult{PaginatedResult: mcp.PaginatedResult{NextCursor: "abc"}, Tools: []mcp.Tool{bare}}, true, false},
+		{"2026", func() mcp.ListToolsResult {
+			r := mcp.ListToolsResult{Tools: []mcp.Tool{bare}}
+			r.ResultType = mcp.ResultTypeComplete
+			r.TTLMs, r.CacheScope = &ttl, mcp.CacheScopePrivate
+			return r
+		}(), true, false},
+		{"title", mcp.ListToolsResult{Tools: []mcp.Tool{{Name: "t", Title: "T", RawInputSchema: json.RawMessage(`{}`)}}}, false, false},
+		{"spaced schema", mcp.ListToolsResult{Tools: []mcp.Tool{{Name: "t", RawInputSchema: json.RawMessage(`{"type": "object"}`)}}}, false, false},
+		{"invalid schema", mcp.ListToolsResult{Tools: []mcp.Tool{{Name: "t", RawInputSchema: json.RawMessage(`{"type":`)}}}, false, false},
+		{"struct schema", mcp.ListToolsResult{Tools: []mcp.Tool{{Name: "t", InputSchema: mcp.ToolInputSchema{Type: "object"}}}}, false, false},
+		{"meta", mcp.ListToolsResult{PaginatedResult: mcp.PaginatedResult{CacheableResult: mcp.CacheableResult{Result: mcp.Result{Meta: mcp.NewMetaFromMap(map[string]any{"k": 1})}}}}, false, false},
+	}
+	for _, c := range cases {
+		if got := plainToolList(&c.res); got != c.plain {
+			t.Errorf("%s: plainToolList = %v, want %v", c.name, got, c.plain)
+		}
+		var b bytes.Buffer
+		w := bufio.NewWriterSize(&b, 16) // smaller than any member
+		err := writeResult(w, &c.res)
+		w.Flush()
+		want, wantErr := json.Marshal(&c.res)
+		if (err != nil) != (wantErr != nil) {
+			t.Errorf("%s: error %v, encoding/json's %v", c.name, err, wantErr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		var got bytes.Buffer
+		json.HTMLEscape(&got, b.Bytes())
+		if !bytes.Equal(got.Bytes(), want) && !(c.loose && jsonEqual(t, got.Bytes(), want)) {
+			t.Errorf("%s:\ngot  %s\nwant %s", c.name, got.Bytes(), want)
+		}
 	}
 }
