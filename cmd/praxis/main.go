@@ -47,10 +47,26 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
-	stop()
-	os.Exit(code)
+	ctx, cancel := context.WithCancel(context.Background())
+	go cancelOnSignal(cancel)
+	os.Exit(run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
+}
+
+// signalsCaught is closed once cancelOnSignal catches SIGINT and SIGTERM;
+// code that takes one of them over waits for it first.
+var signalsCaught = make(chan struct{})
+
+// cancelOnSignal calls cancel at the first SIGINT or SIGTERM, as
+// signal.NotifyContext would, and keeps catching them until the process
+// exits. It runs beside start-up rather than before it: the runtime sets
+// signal handling up on a thread of its own and waits for that thread,
+// 0.5-1 ms of every command's start.
+func cancelOnSignal(cancel context.CancelFunc) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	close(signalsCaught)
+	<-sig
+	cancel()
 }
 
 func run(ctx context.Context, args []string, io stdio) int {
