@@ -56,9 +56,6 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 	}
 	d := &dispatcher{srv: s, c: c, out: out, jobs: make(chan func()),
 		in: bufio.NewReaderSize(r, 64<<10), max: opts.MaxMessageBytes, readErr: make(chan error, 1)}
-	for range stdioWorkers {
-		go d.work()
-	}
 	defer d.stop()
 
 	go d.read()
@@ -78,7 +75,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer, opts 
 // stdioWorkers is how many goroutines wait for work: reading on, or a
 // batch. They keep their grown stacks from one request to the next; when
 // none is idle, a goroutine of its own takes the work, so a long call never
-// delays another.
+// delays another. They start as work first finds none idle, not with the
+// connection: a goroutine started then costs the client's first requests
+// a thread of the runtime's.
 const stdioWorkers = 4
 
 // dispatcher routes the messages of one stdio connection.
@@ -90,10 +89,11 @@ const stdioWorkers = 4
 // meanwhile. Requests thus run concurrently, while notifications and
 // responses are handled in the order they came.
 type dispatcher struct {
-	srv  *Server
-	c    *conn
-	out  sink
-	jobs chan func()
+	srv     *Server
+	c       *conn
+	out     sink
+	jobs    chan func()
+	workers int // started, at most stdioWorkers; guarded by mu
 
 	in      *bufio.Reader // read by one goroutine at a time
 	max     int
@@ -145,12 +145,26 @@ func (d *dispatcher) handOff() bool {
 		return false
 	}
 	d.wg.Add(1)
-	select {
-	case d.jobs <- d.read:
-	default:
-		go d.read()
-	}
+	d.run(d.read)
 	return true
+}
+
+// run runs job on an idle worker, on a new one while there are fewer than
+// stdioWorkers, or else on a goroutine of its own. d.mu is held.
+func (d *dispatcher) run(job func()) {
+	select {
+	case d.jobs <- job:
+	default:
+		if d.workers < stdioWorkers {
+			d.workers++
+			go func() {
+				job()
+				d.work()
+			}()
+			return
+		}
+		go job()
+	}
 }
 
 // handle routes one line from the client. Responses to the server's
@@ -197,11 +211,7 @@ func (d *dispatcher) spawn(job func()) {
 		defer d.wg.Done()
 		job()
 	}
-	select {
-	case d.jobs <- wrapped:
-	default:
-		go wrapped()
-	}
+	d.run(wrapped)
 }
 
 // handleBatch serves a JSON-RPC batch, if the session's protocol version

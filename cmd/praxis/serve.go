@@ -105,14 +105,19 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	}
 	log := newLogger(io)
 	var tools atomic.Int64 // the default workspace's, the first opened
+	var opened atomic.Bool
 	opts := mcpserver.Options{
 		// Each workspace gets the sandbox policy its own config file sets
-		// (a client's root has its own .praxis/config.yaml).
+		// (a client's root has its own .praxis/config.yaml). The first
+		// opened, by mcpserver.New, is the default workspace, whose policy
+		// parseFlags has just loaded.
 		Open: func(dir string) (*praxis.Engine, error) {
 			wf := *ef
 			wf.workspace = dir
-			if err := wf.loadPolicy(); err != nil {
-				return nil, err
+			if opened.Swap(true) {
+				if err := wf.loadPolicy(); err != nil {
+					return nil, err
+				}
 			}
 			eng, err := praxis.New(wf.options(log))
 			if err == nil {
