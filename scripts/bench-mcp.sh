@@ -45,6 +45,10 @@ fsserver=$ref/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/praxis-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# Praxis is built as README.md's Install builds it, static (without cgo);
+# the mcp-go floor the same way, so that neither pays the C dynamic
+# linker's start-up and the other not.
+export CGO_ENABLED=0
 go build -o "$work/praxis" ./cmd/praxis
 go build -o "$work/mcpgo-floor" ./conformance/cmd/mcpgo-floor
 go build -o "$work/mcpbench" ./cmd/mcpbench
