@@ -203,10 +203,18 @@ func (l *Loaded) listFiles(ctx context.Context, r *os.Root, dir string, depth in
 // files they name exist inside the skill. The destinations are found by
 // mdlink, which parses CommonMark as goldmark's parser does (its tests hold it
 // to goldmark) but builds nothing at package initialisation, so that only a
-// load pays for it.
+// load pays for it. A body whose Markdown mdlink gives up (nested over
+// mdlink.MaxNesting deep, or built to be costly to parse) has its links
+// left unchecked, with a warning.
 func (l *Loaded) findLinks(r *os.Root, body []byte) {
+	dests, err := mdlink.Destinations(body)
+	if err != nil {
+		l.Problems = append(l.Problems, Problem{Severity: Warning, File: l.Skill.File, Line: l.BodyLine,
+			Rule: fmt.Sprintf("the body's links were not checked: %v", err)})
+		return
+	}
 	seen := map[string]bool{}
-	for _, target := range mdlink.Destinations(body) {
+	for _, target := range dests {
 		if seen[target] {
 			continue
 		}

@@ -133,6 +133,7 @@ type parser struct {
 	r    docReader
 	open []*node // the open blocks, outermost first
 	refs map[string][]byte
+	work *budget
 
 	blockOffset int    // where the line's text starts, -1 if it is blank
 	fence       *fence // of the last fenced code block opened
@@ -268,6 +269,9 @@ retry:
 			result = newBlocksOpened
 			p.open = append(p.open, n)
 			if st&hasChildren != 0 {
+				if len(p.open) > MaxNesting {
+					panic(ErrTooComplex)
+				}
 				parent = n
 				continue retry
 			}
@@ -807,7 +811,7 @@ func (p *parser) continueListItem(n *node) state {
 // reports whether nothing was left of the paragraph.
 func (p *parser) transformParagraph(n *node) bool {
 	lines := n.lines
-	r := newLineReader(p.src, lines)
+	r := newLineReader(p.src, lines, p.work)
 	var removes [][2]int
 	for {
 		start, end := p.parseLinkRefDef(r)

@@ -1,6 +1,8 @@
 package mdlink
 
 import (
+	"bytes"
+	"errors"
 	"slices"
 	"testing"
 )
@@ -30,8 +32,28 @@ func FuzzDestinations(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		want := goldmarkDestinations(src)
-		if got := Destinations(src); !slices.Equal(got, want) {
+		got, err := Destinations(src)
+		if err != nil {
+			// Only nesting gives a document this short up.
+			if !errors.Is(err, ErrTooComplex) || len(src) < workBase/workPerByte && containerMarkers(src) <= MaxNesting {
+				t.Fatalf("Destinations(%q): %v", src, err)
+			}
+			return // deeper than MaxNesting: not compared
+		}
+		if !slices.Equal(got, want) {
 			t.Errorf("Destinations(%q)\n= %q\ngoldmark finds %q", src, got, want)
 		}
 	})
+}
+
+// containerMarkers counts the bytes of src that may open a block quote, a
+// list or a list item.
+func containerMarkers(src []byte) int {
+	n := 0
+	for _, c := range src {
+		if bytes.IndexByte([]byte(">-*+.)"), c) >= 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -49,7 +49,11 @@ func TestGeneratedDocuments(t *testing.T) {
 			}
 		}
 		src := []byte(b.String())
-		if got, want := Destinations(src), goldmarkDestinations(src); !slices.Equal(got, want) {
+		got, err := Destinations(src)
+		if err != nil {
+			t.Fatalf("Destinations(%q): %v", src, err)
+		}
+		if want := goldmarkDestinations(src); !slices.Equal(got, want) {
 			if failed++; failed <= 10 {
 				t.Errorf("Destinations(%q)\n= %q\ngoldmark finds %q", src, got, want)
 			}

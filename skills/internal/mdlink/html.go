@@ -182,7 +182,7 @@ func completeTagLine(rest []byte) (name []byte, closing, attrs, ok bool) {
 		return nil, false, false, false
 	}
 	name = rest[i : i+n]
-	c := &cursor{r: *newLineReader(rest, []segment{{start: i + n, stop: len(rest)}})}
+	c := &cursor{r: *newLineReader(rest, []segment{{start: i + n, stop: len(rest)}}, &budget{left: workBase})}
 	start := c.n
 	if !c.attributes() {
 		return nil, false, false, false

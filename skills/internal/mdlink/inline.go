@@ -25,7 +25,7 @@ type inline struct {
 // parseInline returns the links and images of the block made of lines,
 // in the order they are made.
 func (p *parser) parseInline(lines []segment) []link {
-	in := &inline{parser: p, r: newLineReader(p.src, lines)}
+	in := &inline{parser: p, r: newLineReader(p.src, lines, p.work)}
 	in.scan()
 	return in.found
 }
@@ -276,6 +276,7 @@ func parseLinkDestination(r *lineReader) ([]byte, bool) {
 	r.skipSpaces()
 	line, _ := r.peekLine()
 	if r.peek() == '<' {
+		r.work.spend(len(line)) // read ahead, and not passed if there is no ">"
 		for i := 1; i < len(line); i++ {
 			switch c := line[i]; {
 			case c == '\\' && i < len(line)-1 && isPunct(line[i+1]):

@@ -20,6 +20,7 @@ package mdlink
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 )
 
@@ -30,14 +31,54 @@ import (
 // brackets of the <...> form: backslash escapes and character references
 // are left as they are, as goldmark's ast.Link.Destination leaves them. A
 // link written with no destination, like [text](), gives "".
-func Destinations(src []byte) []string {
-	p := &parser{src: src, r: docReader{src: src}, refs: map[string][]byte{}}
+//
+// CommonMark makes some documents costly: an opener retried at each of n
+// starts, each reading to the end of its line or block, is n² work, and
+// goldmark takes seconds on a few hundred kilobytes of "[a](" or ">\t".
+// Destinations bounds its work: a document that nests blocks more than
+// MaxNesting deep, or whose parse reads more than a fixed multiple of its
+// length, is given up with ErrTooComplex.
+func Destinations(src []byte) (dests []string, err error) {
+	p := &parser{src: src, r: docReader{src: src}, refs: map[string][]byte{},
+		work: &budget{left: workPerByte*len(src) + workBase}}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != ErrTooComplex {
+				panic(r)
+			}
+			dests, err = nil, ErrTooComplex
+		}
+	}()
 	p.r.advanceLine()
 	doc := &node{kind: document}
 	p.parseBlocks(doc)
-	var dests []string
 	p.walk(doc, &dests)
-	return dests
+	return dests, nil
+}
+
+// ErrTooComplex is the error of Destinations for a document it gives up.
+var ErrTooComplex = errors.New("the Markdown nests too deep or is too costly to parse")
+
+// MaxNesting is how deep the blocks that hold blocks (block quotes, lists
+// and their items) may nest in a document Destinations parses.
+const MaxNesting = 100
+
+// The work a parse may do: workPerByte bytes read ahead per byte of the
+// document, and workBase besides. A document that is not built to be
+// costly reads each of its bytes a few times.
+const (
+	workPerByte = 64
+	workBase    = 1 << 20
+)
+
+// A budget is the work a parse has left; readers share it.
+type budget struct{ left int }
+
+// spend takes n from b, and gives the parse up when nothing is left.
+func (b *budget) spend(n int) {
+	if b.left -= n; b.left < 0 {
+		panic(ErrTooComplex)
+	}
 }
 
 // walk parses the inline content of the blocks under n, in document order,
@@ -192,11 +233,12 @@ type lineReader struct {
 	line  int     // index of the current line in lines
 	pos   segment // from the position to the end of its line
 	last  int     // where the last line stops
+	work  *budget // charged with every byte the reader passes
 }
 
 // newLineReader returns a reader at the start of lines.
-func newLineReader(src []byte, lines []segment) *lineReader {
-	r := &lineReader{src: src, lines: lines, line: -1}
+func newLineReader(src []byte, lines []segment, work *budget) *lineReader {
+	r := &lineReader{src: src, lines: lines, line: -1, work: work}
 	if len(lines) > 0 {
 		r.last = lines[len(lines)-1].stop
 	}
@@ -231,6 +273,7 @@ func (r *lineReader) peek() byte {
 // advance moves n bytes on, padding first, passing to the next line after
 // the last byte of one.
 func (r *lineReader) advance(n int) {
+	r.work.spend(n)
 	if n < r.pos.stop-r.pos.start && r.pos.padding == 0 {
 		r.pos.start += n
 		return
@@ -252,6 +295,7 @@ func (r *lineReader) advanceLine() {
 	r.line++
 	if r.line < len(r.lines) {
 		r.pos = r.lines[r.line]
+		r.work.spend(r.pos.stop - r.pos.start)
 	}
 }
 

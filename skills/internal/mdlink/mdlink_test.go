@@ -1,7 +1,9 @@
 package mdlink
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,7 +77,11 @@ func TestSpecExamples(t *testing.T) {
 	withLinks, agree := 0, 0
 	for _, ex := range examples {
 		want := goldmarkDestinations([]byte(ex.Markdown))
-		got := Destinations([]byte(ex.Markdown))
+		got, err := Destinations([]byte(ex.Markdown))
+		if err != nil {
+			t.Errorf("example %d (%s): %v", ex.Example, ex.Section, err)
+			continue
+		}
 		if len(want) > 0 {
 			withLinks++
 		}
@@ -115,8 +121,8 @@ func TestDestinations(t *testing.T) {
 		{"[" + strings.Repeat("a", 999) + "]\n\n[" + strings.Repeat("a", 999) + "]: /u", []string{"/u"}},
 		{"[" + strings.Repeat("a", 1000) + "]\n\n[" + strings.Repeat("a", 1000) + "]: /u", nil},
 	} {
-		if got := Destinations([]byte(tc.src)); !slices.Equal(got, tc.want) {
-			t.Errorf("Destinations(%q) = %q, want %q", tc.src, got, tc.want)
+		if got, err := Destinations([]byte(tc.src)); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("Destinations(%q) = %q, %v; want %q", tc.src, got, err, tc.want)
 		}
 		if gm := goldmarkDestinations([]byte(tc.src)); !slices.Equal(gm, tc.want) {
 			t.Errorf("goldmark finds %q in %q, the test wants %q", gm, tc.src, tc.want)
@@ -144,6 +150,38 @@ func TestCaseFolding(t *testing.T) {
 
 func ExampleDestinations() {
 	src := "See [the guide](docs/guide.md) and ![a diagram][fig].\n\n[fig]: img/flow.png\n"
-	fmt.Printf("%q\n", Destinations([]byte(src)))
-	// Output: ["docs/guide.md" "img/flow.png"]
+	dests, err := Destinations([]byte(src))
+	fmt.Printf("%q %v\n", dests, err)
+	// Output: ["docs/guide.md" "img/flow.png"] <nil>
+}
+
+// TestDestinationsGivesUp holds Destinations to its bounds on the
+// documents CommonMark makes costly, as large as a skill's body may be
+// (256 KiB): each is given up, not parsed for seconds (goldmark takes 1 s
+// on 64 KiB of "[a](" and 3 s on 64 KiB of ">\t", four and sixteen times
+// as long at four times the size). Documents as large that are costly to
+// nobody are parsed whole.
+func TestDestinationsGivesUp(t *testing.T) {
+	const size = 256 << 10
+	for _, unit := range []string{"[a](", "[a](<", "![a](", ">\t", "> ", "1. ", "* > "} {
+		src := bytes.Repeat([]byte(unit), size/len(unit))
+		if dests, err := Destinations(src); !errors.Is(err, ErrTooComplex) {
+			t.Errorf("%q x %d: %d destinations, %v; want ErrTooComplex", unit, size/len(unit), len(dests), err)
+		}
+	}
+	deep := strings.Repeat("> ", MaxNesting) + "[a](b)\n"
+	if dests, err := Destinations([]byte(deep)); err != nil || !slices.Equal(dests, []string{"b"}) {
+		t.Errorf("nested %d deep: %q, %v", MaxNesting, dests, err)
+	}
+	if _, err := Destinations([]byte("> " + deep)); !errors.Is(err, ErrTooComplex) {
+		t.Errorf("nested %d deep: %v, want ErrTooComplex", MaxNesting+1, err)
+	}
+	// Runs of other openers are read once.
+	for _, doc := range append(skillSeeds, "a [b](c) `d` <e> [f][g] "+strings.Repeat("word ", 200)+"\n",
+		"`a``", "[a]: b \"", "[a][", "- ", "<a b", "<!--", "*_") {
+		src := bytes.Repeat([]byte(doc), size/len(doc))
+		if _, err := Destinations(src); err != nil {
+			t.Errorf("%.30q x %d: %v", doc, size/len(doc), err)
+		}
+	}
 }
