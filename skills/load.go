@@ -15,9 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/yuin/goldmark/ast"
-	mdparser "github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
+	"github.com/praxis-tools/praxis/skills/internal/mdlink"
 )
 
 // Errors of Load and ReadFile, wrapped in an *fs.PathError where a path is
@@ -201,48 +199,40 @@ func (l *Loaded) listFiles(ctx context.Context, r *os.Root, dir string, depth in
 	return nil
 }
 
-// findLinks collects the local links and images of body with goldmark's
-// CommonMark parser and checks that the files they name exist inside the
-// skill. It builds the parser goldmark.DefaultParser builds, from the parser
-// package alone: the goldmark root package would also link (and initialise at
-// start-up) the HTML renderer, which nothing here uses.
+// findLinks collects the local links and images of body and checks that the
+// files they name exist inside the skill. The destinations are found by
+// mdlink, which parses CommonMark as goldmark's parser does (its tests hold it
+// to goldmark) but builds nothing at package initialisation, so that only a
+// load pays for it. A body whose Markdown mdlink gives up (nested over
+// mdlink.MaxNesting deep, or built to be costly to parse) has its links
+// left unchecked, with a warning.
 func (l *Loaded) findLinks(r *os.Root, body []byte) {
-	p := mdparser.NewParser(mdparser.WithBlockParsers(mdparser.DefaultBlockParsers()...),
-		mdparser.WithInlineParsers(mdparser.DefaultInlineParsers()...),
-		mdparser.WithParagraphTransformers(mdparser.DefaultParagraphTransformers()...))
-	doc := p.Parse(text.NewReader(body))
+	dests, err := mdlink.Destinations(body)
+	if err != nil {
+		l.Problems = append(l.Problems, Problem{Severity: Warning, File: l.Skill.File, Line: l.BodyLine,
+			Rule: fmt.Sprintf("the body's links were not checked: %v", err)})
+		return
+	}
 	seen := map[string]bool{}
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		var dest []byte
-		switch n := n.(type) {
-		case *ast.Link:
-			dest = n.Destination
-		case *ast.Image:
-			dest = n.Destination
-		default:
-			return ast.WalkContinue, nil
-		}
-		target := string(dest)
+	for _, target := range dests {
 		if seen[target] {
-			return ast.WalkContinue, nil
+			continue
 		}
 		seen[target] = true
-		if link, ok := classify(r, target); ok {
-			l.Links = append(l.Links, link)
-			switch {
-			case link.Outside:
-				l.Problems = append(l.Problems, Problem{Severity: Error, File: l.Skill.File,
-					Rule: fmt.Sprintf("the link %q leads outside the skill's directory", target)})
-			case !link.Exists:
-				l.Problems = append(l.Problems, Problem{Severity: Error, File: l.Skill.File,
-					Rule: fmt.Sprintf("the link %q names a file that does not exist", target)})
-			}
+		link, ok := classify(r, target)
+		if !ok {
+			continue
 		}
-		return ast.WalkContinue, nil
-	})
+		l.Links = append(l.Links, link)
+		switch {
+		case link.Outside:
+			l.Problems = append(l.Problems, Problem{Severity: Error, File: l.Skill.File,
+				Rule: fmt.Sprintf("the link %q leads outside the skill's directory", target)})
+		case !link.Exists:
+			l.Problems = append(l.Problems, Problem{Severity: Error, File: l.Skill.File,
+				Rule: fmt.Sprintf("the link %q names a file that does not exist", target)})
+		}
+	}
 }
 
 // classify resolves a link destination; ok is false for URLs and

@@ -189,3 +189,24 @@ func TestCheck(t *testing.T) {
 		t.Errorf("%d problems, want %d:\n%s", len(problems), len(want), problemLines(problems))
 	}
 }
+
+// TestLoadCostlyBody loads a skill whose body is built to make a Markdown
+// parser read it again from each of its link openers: its links are left
+// unchecked, with a warning, instead of the load taking seconds.
+func TestLoadCostlyBody(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "costly")
+	writeSkill(t, dir, "Costly.")
+	body := "---\nname: costly\ndescription: Costly.\n---\n[fine](missing.md)\n\n" + strings.Repeat("[a](", 60000) + "\n"
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(body), 0o644)
+	c := New(Options{Roots: []Root{{Dir: root}}})
+	l, err := c.Load(context.Background(), "costly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Links) != 0 || !slices.ContainsFunc(l.Problems, func(p Problem) bool {
+		return p.Severity == Warning && strings.Contains(p.Rule, "links were not checked")
+	}) {
+		t.Errorf("links %v, problems:\n%s", l.Links, problemLines(l.Problems))
+	}
+}
