@@ -142,7 +142,7 @@ func (hf *harnessFlags) converse(ctx context.Context, cfg agent.Config, workspac
 	}
 	// Ctrl-C cancels the turn, not the process: this session takes the
 	// interrupt signal over.
-	<-signalsCaught
+	catchSignals()
 	signal.Reset(os.Interrupt)
 	interrupt := make(chan os.Signal, 1)
 	signal.Notify(interrupt, os.Interrupt)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -52,22 +53,24 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
 }
 
-// signalsCaught is closed once cancelOnSignal catches SIGINT and SIGTERM;
-// code that takes one of them over waits for it first.
-var signalsCaught = make(chan struct{})
-
 // cancelOnSignal calls cancel at the first SIGINT or SIGTERM, as
 // signal.NotifyContext would, and keeps catching them until the process
-// exits. It runs beside start-up rather than before it: the runtime sets
-// signal handling up on a thread of its own and waits for that thread,
-// 0.5-1 ms of every command's start.
+// exits. main runs it beside start-up rather than before it: the runtime
+// sets signal handling up on a thread of its own and waits for that
+// thread, 0.5-1 ms of every command's start.
 func cancelOnSignal(cancel context.CancelFunc) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	close(signalsCaught)
-	<-sig
+	<-catchSignals()
 	cancel()
 }
+
+// catchSignals makes SIGINT and SIGTERM arrive on the channel it returns,
+// from its first call on; code that takes one of them over calls it first,
+// so that the catching is not set up again after.
+var catchSignals = sync.OnceValue(func() chan os.Signal {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	return sig
+})
 
 func run(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 {
