@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/praxis-tools/praxis/internal/jsonrpc"
 	"github.com/praxis-tools/praxis/praxis"
 )
 
@@ -212,5 +213,21 @@ func TestToolListEncoding(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want) && !(c.loose && jsonEqual(t, got.Bytes(), want)) {
 			t.Errorf("%s:\ngot  %s\nwant %s", c.name, got.Bytes(), want)
 		}
+	}
+}
+
+// TestWarmRequest holds the request warmCodecs decodes to one the server
+// would take: if it stopped decoding, the codecs of the members after the
+// error would be built on a client's first request again.
+func TestWarmRequest(t *testing.T) {
+	if _, bad := jsonrpc.Decode([]byte(warmRequest)); bad != nil {
+		t.Fatalf("envelope: %v", bad)
+	}
+	var req mcp.InitializeRequest
+	if err := json.Unmarshal([]byte(warmRequest), &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Method != "initialize" || req.Params.Capabilities.Roots == nil || req.Params.Capabilities.Sampling == nil {
+		t.Errorf("decoded as %+v", req)
 	}
 }

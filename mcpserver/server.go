@@ -133,6 +133,7 @@ func New(opts Options) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	opts.Extensions = slices.Clone(opts.Extensions)
+	go warmCodecs()
 	s := &Server{opts: opts, log: log, engines: newEnginePool(opts.Open), versions: SupportedProtocolVersions()}
 	def, release, err := s.engines.acquire(opts.Workspace)
 	if err != nil {
