@@ -159,7 +159,10 @@ func writeToolList(w *bufio.Writer, r *mcp.ListToolsResult) error {
 		} {
 			if h.v != nil {
 				w.WriteString(sep)
-				w.WriteString(`"` + h.name + `":` + strconv.FormatBool(*h.v))
+				w.WriteByte('"')
+				w.WriteString(h.name)
+				w.WriteString(`":`)
+				w.WriteString(strconv.FormatBool(*h.v))
 				sep = ","
 			}
 		}
