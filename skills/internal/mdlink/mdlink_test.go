@@ -72,26 +72,31 @@ func specExamples(t testing.TB) []specExample {
 	return examples
 }
 
+// TestSpecExamples compares Destinations with goldmark on every example of
+// the specification, as written and with CRLF line ends (SKILL.md files
+// written on Windows).
 func TestSpecExamples(t *testing.T) {
 	examples := specExamples(t)
 	withLinks, agree := 0, 0
 	for _, ex := range examples {
-		want := goldmarkDestinations([]byte(ex.Markdown))
-		got, err := Destinations([]byte(ex.Markdown))
-		if err != nil {
-			t.Errorf("example %d (%s): %v", ex.Example, ex.Section, err)
-			continue
+		for _, src := range []string{ex.Markdown, strings.ReplaceAll(ex.Markdown, "\n", "\r\n")} {
+			want := goldmarkDestinations([]byte(src))
+			got, err := Destinations([]byte(src))
+			if err != nil {
+				t.Errorf("example %d (%s): %q: %v", ex.Example, ex.Section, src, err)
+				continue
+			}
+			if len(want) > 0 {
+				withLinks++
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("example %d (%s):\n%q\ngot  %q\nwant %q", ex.Example, ex.Section, src, got, want)
+				continue
+			}
+			agree++
 		}
-		if len(want) > 0 {
-			withLinks++
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("example %d (%s):\n%q\ngot  %q\nwant %q", ex.Example, ex.Section, ex.Markdown, got, want)
-			continue
-		}
-		agree++
 	}
-	t.Logf("%d of %d examples agree with goldmark (%d have links or images)", agree, len(examples), withLinks)
+	t.Logf("%d of %d documents (the examples, with LF and with CRLF) agree with goldmark (%d have links or images)", agree, 2*len(examples), withLinks)
 }
 
 func TestDestinations(t *testing.T) {
