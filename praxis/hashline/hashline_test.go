@@ -247,9 +247,10 @@ func TestSumEqualsBLAKE3(t *testing.T) {
 	}
 }
 
-// TestRenderParallelEqualsSerial renders a range large enough to be split
-// among goroutines and compares it with rendering line by line.
-func TestRenderParallelEqualsSerial(t *testing.T) {
+// TestRenderEqualsAppendLine renders ranges, some large enough to be split
+// among goroutines, some hashed in lanes, and compares each with rendering
+// line by line.
+func TestRenderEqualsAppendLine(t *testing.T) {
 	var b strings.Builder
 	for i := range 3 * parallelLines {
 		switch i % 5 {
@@ -264,6 +265,8 @@ func TestRenderParallelEqualsSerial(t *testing.T) {
 	d := Parse([]byte(b.String()))
 	for _, tc := range []struct{ from, to, clip int }{
 		{1, d.Lines(), 0}, {1, d.Lines(), 50}, {7, d.Lines() - 3, 50}, {100, 100 + parallelLines, 0},
+		// Serial, hashed line by line or in lanes, across batches.
+		{1, 1, 0}, {3, 3 + laneMin - 2, 0}, {5, 5 + laneMin, 50}, {95, 95 + 2*renderBatch + 3, 0},
 	} {
 		var serial []byte
 		for n := tc.from; n <= tc.to; n++ {
@@ -277,7 +280,7 @@ func TestRenderParallelEqualsSerial(t *testing.T) {
 		for name, dst := range map[string][]byte{"tight": append([]byte(nil), prefix...), "roomy": roomy} {
 			got := d.AppendRender(dst, tc.from, tc.to, tc.clip)
 			if !bytes.Equal(got, append(prefix, serial...)) {
-				t.Fatalf("%+v, %s destination: parallel rendering differs from serial (%d vs %d bytes)", tc, name, len(got), len(prefix)+len(serial))
+				t.Fatalf("%+v, %s destination: AppendRender differs from AppendLine line by line (%d vs %d bytes)", tc, name, len(got), len(prefix)+len(serial))
 			}
 		}
 	}

@@ -23,10 +23,7 @@ func (d *Doc) AppendRender(dst []byte, from, to, clip int) []byte {
 	lines := to - from + 1
 	workers := min(runtime.GOMAXPROCS(0), lines/(parallelLines/2))
 	if lines < parallelLines || workers < 2 {
-		for n := from; n <= to; n++ {
-			dst = AppendLine(dst, n, d.Line(n), clip)
-		}
-		return dst
+		return d.appendLines(dst, from, to, clip)
 	}
 	// The size of every rendered line is known without hashing it, so each
 	// worker gets the exact region of the result its lines fill.
@@ -50,21 +47,44 @@ func (d *Doc) AppendRender(dst []byte, from, to, clip int) []byte {
 	for w := range workers {
 		wg.Go(func() {
 			region := out[bounds[w]:bounds[w]:bounds[w+1]]
-			for n := from + w*per; n <= min(to, from+(w+1)*per-1); n++ {
-				region = AppendLine(region, n, d.Line(n), clip)
-			}
+			d.appendLines(region, from+w*per, min(to, from+(w+1)*per-1), clip)
 		})
 	}
 	wg.Wait()
 	return out
 }
 
+// renderBatch is how many lines appendLines hashes at a time.
+const renderBatch = 512
+
+// appendLines appends lines from..to in hashline form, their tags hashed a
+// batch at a time (see sums).
+func (d *Doc) appendLines(dst []byte, from, to, clip int) []byte {
+	var sums [renderBatch]uint32
+	num := newDecimal(from)
+	for n := from; n <= to; n += renderBatch {
+		batch := sums[:min(renderBatch, to-n+1)]
+		d.sums(n, batch)
+		for i, sum := range batch {
+			dst = appendLine(dst, num.digits(), sum, d.Line(n+i), clip)
+			num.inc()
+		}
+	}
+	return dst
+}
+
 // AppendLine appends one line in hashline form.
 func AppendLine(dst []byte, n int, content []byte, clip int) []byte {
-	start := len(dst)
-	dst = strconv.AppendInt(dst, int64(n), 10)
+	var num [20]byte
+	return appendLine(dst, strconv.AppendInt(num[:0], int64(n), 10), Sum(n, content), content, clip)
+}
+
+// appendLine appends the line numbered num (in decimal), holding content,
+// whose tag is sum.
+func appendLine(dst, num []byte, sum uint32, content []byte, clip int) []byte {
+	dst = append(dst, num...)
 	dst = append(dst, ':')
-	dst = appendTag(dst, sumPrefixed(dst[start:], content)) // "n:" is the hash's prefix too
+	dst = appendTag(dst, sum)
 	dst = append(dst, '|')
 	if cut := clipAt(content, clip); cut < len(content) {
 		dst = append(dst, content[:cut]...)

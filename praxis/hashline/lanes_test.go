@@ -1,0 +1,45 @@
+package hashline
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSumLines holds the lane hashing to Sum, line by line: lines of every
+// length up to past a chunk, then lines of mixed lengths side by side, with
+// line numbers of every width from 1 to 19 digits.
+func TestSumLines(t *testing.T) {
+	if !haveLanes {
+		t.Log("no AVX-512 here: sumLines is Sum line by line")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var lines [][]byte
+	for n := 0; n <= chunkSize+130; n++ {
+		line := make([]byte, n)
+		for i := range line {
+			line[i] = byte(' ' + rng.IntN(95))
+		}
+		lines = append(lines, line)
+	}
+	for range 3000 {
+		n := rng.IntN(200)
+		if rng.IntN(50) == 0 {
+			n = rng.IntN(3000)
+		}
+		lines = append(lines, bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, n))
+	}
+	for digits, pow := 1, 1; digits <= 19; digits, pow = digits+1, pow*10 {
+		from := max(1, pow-3) // the last numbers of one width, then the next
+		for _, count := range []int{1, laneMin - 1, laneMin, 17, 300, len(lines)} {
+			line := func(n int) []byte { return lines[(n-from)%len(lines)] }
+			out := make([]uint32, count)
+			sumLines(from, out, line)
+			for i, got := range out {
+				if want := Sum(from+i, line(from+i)); got != want {
+					t.Fatalf("line %d (%d bytes) of %d from %d: %08x, want %08x", from+i, len(line(from+i)), count, from, got, want)
+				}
+			}
+		}
+	}
+}
