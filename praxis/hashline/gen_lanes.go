@@ -1,13 +1,15 @@
 //go:build ignore
 
 // gen_lanes writes lanes_amd64.s: the BLAKE3 compression function run on
-// sixteen independent blocks at once with AVX-512, one block per 32-bit
-// lane. Each lane has its own chaining value, message, block length and
-// flags, so that sixteen lines, each its own message, are hashed together.
+// sixteen independent blocks at once, one block per 32-bit lane. Each lane
+// has its own chaining value, message, block length and flags, so that
+// sixteen lines, each its own message, are hashed together.
 //
-// The state (sixteen rows of sixteen lanes) fills Z0-Z15 and the message,
-// gathered from the lanes' blocks, Z16-Z31; VPRORD rotates without a spare
-// register.
+// With AVX-512 the state (sixteen rows of sixteen lanes) fills Z0-Z15 and
+// the message, gathered from the lanes' blocks, Z16-Z31; VPRORD rotates
+// without a spare register. With AVX2 the sixteen lanes are two runs of
+// eight: the state fills Y0-Y15, the message is gathered onto the stack and
+// added from there, and rotating by 12 or 7 borrows a register, spilled.
 //
 //	go run gen_lanes.go
 package main
@@ -30,19 +32,52 @@ func main() {
 	p("//go:build amd64 && !purego")
 	p("")
 	p(`#include "textflag.h"`)
+	avx512(p)
+	avx2(p)
+	if err := os.WriteFile("lanes_amd64.s", b.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// lanes16's layout: cv [8][16]uint32 at 0, block [16][64]byte at 512,
+// blockLen [16]uint32 at 1536, flags [16]uint32 at 1600.
+const cvOff, blockOff, blOff, flOff = 0, 512, 1536, 1600
+
+// g is one G function: the state rows a, b, c, d and the message words x, y.
+type g struct{ a, b, c, d, x, y int }
+
+// rounds calls half with the four G functions of each half round, the
+// columns then the diagonals, for BLAKE3's seven rounds.
+func rounds(p func(string, ...any), half func([4]g)) {
+	sched := [16]int{}
+	for i := range sched {
+		sched[i] = i
+	}
+	for round := 1; round <= 7; round++ {
+		p("\t// Round %d.", round)
+		s := sched
+		half([4]g{{0, 4, 8, 12, s[0], s[1]}, {1, 5, 9, 13, s[2], s[3]}, {2, 6, 10, 14, s[4], s[5]}, {3, 7, 11, 15, s[6], s[7]}})
+		half([4]g{{0, 5, 10, 15, s[8], s[9]}, {1, 6, 11, 12, s[10], s[11]}, {2, 7, 8, 13, s[12], s[13]}, {3, 4, 9, 14, s[14], s[15]}})
+		var next [16]int
+		for i := range next {
+			next[i] = sched[permutation[i]]
+		}
+		sched = next
+	}
+}
+
+// avx512 writes compress16AVX512.
+func avx512(p func(string, ...any)) {
 	p("")
-	p("// func compress16(s *lanes16)")
-	p("TEXT ·compress16(SB), NOSPLIT, $0-8")
+	p("// func compress16AVX512(s *lanes16)")
+	p("TEXT ·compress16AVX512(SB), NOSPLIT, $0-8")
 	p("\tMOVQ s+0(FP), AX")
-	// lanes16's layout: cv [8][16]uint32 at 0, block [16][64]byte at 512,
-	// blockLen [16]uint32 at 1536, flags [16]uint32 at 1600.
-	const cvOff, mOff, blOff, flOff = 0, 512, 1536, 1600
 	// The message words, gathered from the lanes' blocks: row j of the
 	// message is word j of every lane's block.
 	p("\tVMOVDQU32 ·laneOffsets(SB), Z0")
 	for j := 0; j < 16; j++ {
 		p("\tKXNORW K1, K1, K1") // a gather clears its mask
-		p("\tVPGATHERDD %d(AX)(Z0*1), K1, Z%d", mOff+4*j, 16+j)
+		p("\tVPGATHERDD %d(AX)(Z0*1), K1, Z%d", blockOff+4*j, 16+j)
 	}
 	for i := 0; i < 8; i++ {
 		p("\tVMOVDQU32 %d(AX), Z%d", cvOff+64*i, i)
@@ -54,49 +89,35 @@ func main() {
 	p("\tVPXORD Z13, Z13, Z13") // counter, high word
 	p("\tVMOVDQU32 %d(AX), Z14", blOff)
 	p("\tVMOVDQU32 %d(AX), Z15", flOff)
-
-	sched := [16]int{}
-	for i := range sched {
-		sched[i] = i
-	}
-	// quarter runs the four G functions of a half round side by side, a
-	// step of each in turn, so that their instructions overlap.
-	quarter := func(gs [4][4]int, msgs [4][2]int) {
+	// Each half round runs its four G functions side by side, a step of
+	// each in turn, so that their instructions overlap.
+	rounds(p, func(gs [4]g) {
 		for half := 0; half < 2; half++ {
 			rotD, rotB := 16, 12
 			if half == 1 {
 				rotD, rotB = 8, 7
 			}
-			for k, g := range gs { // a += b + m
-				p("\tVPADDD Z%d, Z%d, Z%d", g[1], g[0], g[0])
-				p("\tVPADDD Z%d, Z%d, Z%d", 16+msgs[k][half], g[0], g[0])
+			for _, g := range gs { // a += b + m
+				m := g.x
+				if half == 1 {
+					m = g.y
+				}
+				p("\tVPADDD Z%d, Z%d, Z%d", g.b, g.a, g.a)
+				p("\tVPADDD Z%d, Z%d, Z%d", 16+m, g.a, g.a)
 			}
 			for _, g := range gs { // d = (d ^ a) >>> rotD
-				p("\tVPXORD Z%d, Z%d, Z%d", g[0], g[3], g[3])
-				p("\tVPRORD $%d, Z%d, Z%d", rotD, g[3], g[3])
+				p("\tVPXORD Z%d, Z%d, Z%d", g.a, g.d, g.d)
+				p("\tVPRORD $%d, Z%d, Z%d", rotD, g.d, g.d)
 			}
 			for _, g := range gs { // c += d
-				p("\tVPADDD Z%d, Z%d, Z%d", g[3], g[2], g[2])
+				p("\tVPADDD Z%d, Z%d, Z%d", g.d, g.c, g.c)
 			}
 			for _, g := range gs { // b = (b ^ c) >>> rotB
-				p("\tVPXORD Z%d, Z%d, Z%d", g[2], g[1], g[1])
-				p("\tVPRORD $%d, Z%d, Z%d", rotB, g[1], g[1])
+				p("\tVPXORD Z%d, Z%d, Z%d", g.c, g.b, g.b)
+				p("\tVPRORD $%d, Z%d, Z%d", rotB, g.b, g.b)
 			}
 		}
-	}
-	for round := 1; round <= 7; round++ {
-		p("\t// Round %d.", round)
-		s := sched
-		quarter([4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
-			[4][2]int{{s[0], s[1]}, {s[2], s[3]}, {s[4], s[5]}, {s[6], s[7]}})
-		quarter([4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
-			[4][2]int{{s[8], s[9]}, {s[10], s[11]}, {s[12], s[13]}, {s[14], s[15]}})
-		var next [16]int
-		for i := range next {
-			next[i] = sched[permutation[i]]
-		}
-		sched = next
-	}
+	})
 	// The new chaining value: the first half of the state xor the second.
 	for i := 0; i < 8; i++ {
 		p("\tVPXORD Z%d, Z%d, Z%d", 8+i, i, i)
@@ -104,7 +125,77 @@ func main() {
 	}
 	p("\tVZEROUPPER")
 	p("\tRET")
-	if err := os.WriteFile("lanes_amd64.s", b.Bytes(), 0o644); err != nil {
-		log.Fatal(err)
+}
+
+// avx2 writes compress16AVX2, which runs lanes 0-7, then lanes 8-15. Its
+// frame holds the message, row j at 32*j, and a spilled register at 512.
+func avx2(p func(string, ...any)) {
+	const spill = 512
+	p("")
+	p("// func compress16AVX2(s *lanes16)")
+	p("TEXT ·compress16AVX2(SB), NOSPLIT, $%d-8", spill+32)
+	p("\tMOVQ s+0(FP), AX")          // the rows of lanes 0-7, then of lanes 8-15
+	p("\tLEAQ %d(AX), R8", blockOff) // their blocks
+	p("\tMOVQ $2, CX")
+	p("loop:")
+	p("\tVMOVDQU ·laneOffsets(SB), Y0")
+	for j := 0; j < 16; j++ {
+		p("\tVPCMPEQD Y1, Y1, Y1") // a gather clears its mask
+		p("\tVPGATHERDD Y1, %d(R8)(Y0*1), Y2", 4*j)
+		p("\tVMOVDQU Y2, %d(SP)", 32*j)
 	}
+	for i := 0; i < 8; i++ {
+		p("\tVMOVDQU %d(AX), Y%d", cvOff+64*i, i)
+	}
+	for i := 0; i < 4; i++ {
+		p("\tVPBROADCASTD ·iv+%d(SB), Y%d", 4*i, 8+i)
+	}
+	p("\tVPXOR Y12, Y12, Y12")
+	p("\tVPXOR Y13, Y13, Y13")
+	p("\tVMOVDQU %d(AX), Y14", blOff)
+	p("\tVMOVDQU %d(AX), Y15", flOff)
+	rounds(p, func(gs [4]g) {
+		for half := 0; half < 2; half++ {
+			mask, shift := "·rotr16", 12
+			if half == 1 {
+				mask, shift = "·rotr8", 7
+			}
+			for _, g := range gs { // a += b + m
+				m := g.x
+				if half == 1 {
+					m = g.y
+				}
+				p("\tVPADDD Y%d, Y%d, Y%d", g.b, g.a, g.a)
+				p("\tVPADDD %d(SP), Y%d, Y%d", 32*m, g.a, g.a)
+			}
+			for _, g := range gs { // d = (d ^ a) >>> 16 or 8: whole bytes
+				p("\tVPXOR Y%d, Y%d, Y%d", g.a, g.d, g.d)
+				p("\tVPSHUFB %s(SB), Y%d, Y%d", mask, g.d, g.d)
+			}
+			for _, g := range gs { // c += d
+				p("\tVPADDD Y%d, Y%d, Y%d", g.d, g.c, g.c)
+			}
+			// b = (b ^ c) >>> 12 or 7, in the register of the last d,
+			// which is not read again before it is restored.
+			tmp := gs[3].d
+			p("\tVMOVDQU Y%d, %d(SP)", tmp, spill)
+			for _, g := range gs {
+				p("\tVPXOR Y%d, Y%d, Y%d", g.c, g.b, g.b)
+				p("\tVPSRLD $%d, Y%d, Y%d", shift, g.b, tmp)
+				p("\tVPSLLD $%d, Y%d, Y%d", 32-shift, g.b, g.b)
+				p("\tVPOR Y%d, Y%d, Y%d", tmp, g.b, g.b)
+			}
+			p("\tVMOVDQU %d(SP), Y%d", spill, tmp)
+		}
+	})
+	for i := 0; i < 8; i++ {
+		p("\tVPXOR Y%d, Y%d, Y%d", 8+i, i, i)
+		p("\tVMOVDQU Y%d, %d(AX)", i, cvOff+64*i)
+	}
+	p("\tADDQ $32, AX")  // lanes 8-15 of the rows
+	p("\tADDQ $512, R8") // and their blocks
+	p("\tDECQ CX")
+	p("\tJNZ loop")
+	p("\tVZEROUPPER")
+	p("\tRET")
 }

@@ -10,9 +10,15 @@ import (
 // length up to past a chunk, then lines of mixed lengths side by side, with
 // line numbers of every width from 1 to 19 digits.
 func TestSumLines(t *testing.T) {
-	if !haveLanes {
-		t.Log("no AVX-512 here: sumLines is Sum line by line")
+	for _, k := range laneKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			useKernel(t, k)
+			testSumLines(t)
+		})
 	}
+}
+
+func testSumLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var lines [][]byte
 	for n := 0; n <= chunkSize+130; n++ {
@@ -41,5 +47,20 @@ func TestSumLines(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkSums hashes the lines of 1 MB of Go-like source with each kernel.
+func BenchmarkSums(b *testing.B) {
+	d := Parse(sourceLike(1 << 20))
+	out := make([]uint32, d.Lines())
+	for _, k := range laneKernels() {
+		b.Run(k.name, func(b *testing.B) {
+			useKernel(b, k)
+			b.SetBytes(int64(len(d.Bytes())))
+			for b.Loop() {
+				d.sums(1, out)
+			}
+		})
 	}
 }
