@@ -158,11 +158,10 @@ func sumField(rs []*editResult, added bool) int {
 // an earlier version when they were read from one) and applies its ops in
 // memory.
 func (e *Engine) prepareEdit(rel string, fe fileEdit) (*editResult, error) {
-	doc, fi, err := e.loadText(rel)
+	doc, fi, version, err := e.loadText(rel)
 	if err != nil {
 		return nil, err
 	}
-	version := hashline.Version(doc.Bytes())
 	if fe.ExpectVersion != "" && fe.ExpectVersion != version {
 		return nil, Errorf(EConflict, "%s is at version %s, not the expected %s", rel, version, fe.ExpectVersion).
 			WithDetail("Read the file again for fresh anchors.")

@@ -3,6 +3,7 @@ package praxis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -293,4 +294,26 @@ func TestListDir(t *testing.T) {
 	}
 	mustFail(t, call(t, e, "list_dir", map[string]any{"path": "a.txt"}), ENotDir)
 	mustFail(t, call(t, e, "list_dir", map[string]any{"path": "../"}), EPathOutside, dir)
+}
+
+// TestReadFileLarge reads files large enough for loadText to hash their
+// version beside checking them: the version is the same, and an invalid
+// byte far into one is still found.
+func TestReadFileLarge(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 2*concurrentVersionBytes; i++ {
+		fmt.Fprintf(&b, "line %d of a large file\n", i)
+	}
+	text := b.String()
+	e, _ := newTestEngine(t, map[string]string{
+		"large.txt": text,
+		"bad.txt":   text + "\xff\n",
+		"nul.txt":   "\x00" + text,
+	})
+	res := mustOK(t, call(t, e, "read_file", map[string]any{"path": "large.txt", "limit": 3}))
+	if want := "version=" + hashline.Version([]byte(text)) + " "; !strings.Contains(res.Text, want) {
+		t.Errorf("read_file of %d bytes: no %q in\n%.200s", len(text), want, res.Text)
+	}
+	mustFail(t, call(t, e, "read_file", map[string]any{"path": "bad.txt"}), ENotUTF8, fmt.Sprintf("offset %d", len(text)))
+	mustFail(t, call(t, e, "read_file", map[string]any{"path": "nul.txt"}), EBinary)
 }

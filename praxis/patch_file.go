@@ -148,11 +148,11 @@ func (e *Engine) preparePatch(r *patchedFile, format patch.Format) error {
 	name := r.newPath
 	if r.oldPath != "" {
 		name = r.oldPath
-		doc, fi, err := e.loadText(r.oldPath)
+		doc, fi, version, err := e.loadText(r.oldPath)
 		if err != nil {
 			return prefixError(err, "patching "+r.oldPath+": ")
 		}
-		r.old, r.perm, r.PreviousVersion = doc.Bytes(), fi.Mode().Perm(), hashline.Version(doc.Bytes())
+		r.old, r.perm, r.PreviousVersion = doc.Bytes(), fi.Mode().Perm(), version
 	}
 	if r.newPath != "" && r.newPath != r.oldPath {
 		_, err := e.ws.root.Lstat(r.newPath)

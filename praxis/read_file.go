@@ -20,11 +20,10 @@ func (e *Engine) readFile(ctx context.Context, a readArgs) (fileInfo, error) {
 	if err != nil {
 		return fileInfo{}, err
 	}
-	doc, fi, err := e.loadText(rel)
+	doc, fi, version, err := e.loadText(rel)
 	if err != nil {
 		return fileInfo{}, err
 	}
-	version := hashline.Version(doc.Bytes())
 	e.served(rel, version, doc.Bytes())
 	e.board.served(ctx, rel, version, doc.Bytes(), fi)
 
