@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -111,6 +112,48 @@ func BenchmarkEncodeToolResult(b *testing.B) {
 			}
 		}
 	})
+}
+
+// sourceText returns about n bytes shaped like source code: lines of 60
+// to 100 bytes, most indented with tabs, with now and then a quoted string
+// or a backslash. Its lines hold about four bytes to escape in 84 (the
+// newline, the tabs and the odd quote) at places that vary, where
+// textOfSize's hold nine in 55 at the same places line after line, which
+// the CPU's branch prediction learns: how many escapes there are and how
+// regular they are is what writeString's speed depends on.
+func sourceText(n int) string {
+	words := []string{"if", "err", "!=", "nil", "return", "func", "for", ":=", "range", "len(s)", "i++", "x", "{", "}", "//", "the", "value", "w.Write(buf)"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sb strings.Builder
+	for sb.Len() < n {
+		end := sb.Len() + 60 + rng.IntN(41)
+		sb.WriteString("\t\t\t"[:rng.IntN(4)])
+		for sb.Len() < end {
+			switch rng.IntN(40) {
+			case 0:
+				sb.WriteString(`"a string"`)
+			case 1:
+				sb.WriteString(`'\n'`)
+			default:
+				sb.WriteString(words[rng.IntN(len(words))])
+			}
+			sb.WriteByte(' ')
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// BenchmarkWriteString escapes a 10 MB source text, as a read_file result
+// of that size is written.
+func BenchmarkWriteString(b *testing.B) {
+	text := sourceText(10 << 20)
+	w := bufio.NewWriterSize(io.Discard, 64<<10)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		writeString(w, text)
+		w.Flush()
+	}
 }
 
 // BenchmarkTinyReadFile compares a tiny read_file over stdio with the same

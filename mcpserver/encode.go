@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -263,6 +265,13 @@ const hexDigits = "0123456789abcdef"
 // into w's free buffer space, so that a large text costs one pass and no
 // allocation: an allocation per result, as large as the text, was half of
 // what a small read_file call allocated.
+//
+// The pass goes eight bytes at a time: a byte-at-a-time loop was a tenth
+// of the server's CPU time for a 10 MB read_file result. Each word of s is
+// stored as it is, and when it holds a byte to escape, the escape is
+// stored over that byte and the next word starts after it; what is stored
+// past the end is overwritten, or left in w's free space. The last bytes,
+// fewer than eight, go one at a time.
 func writeString(w *bufio.Writer, s string) {
 	w.WriteByte('"')
 	if !utf8.ValidString(s) {
@@ -280,39 +289,71 @@ func writeString(w *bufio.Writer, s string) {
 			buf = make([]byte, 6*minChunk) // a writer too small to escape into
 		}
 		buf = buf[:cap(buf)]
-		part := s[:min(len(s), len(buf)/6)] // the worst case: every byte becomes \u00XX
+		// The worst case: every byte becomes \u00XX, the last one stored
+		// as eight bytes.
+		part := s[:min(len(s), (len(buf)-2)/6)]
 		s = s[len(part):]
-		j := 0
-		for i := 0; i < len(part); i++ {
-			b := part[i]
-			if safe[b] {
-				buf[j] = b
-				j++
-				continue
+		i, j := 0, 0
+		for i < len(part) {
+			if i+8 <= len(part) {
+				x := binary.LittleEndian.Uint64([]byte(part[i : i+8])) // a load, not a copy
+				binary.LittleEndian.PutUint64(buf[j:], x)
+				m := escapeMask(x)
+				if m == 0 {
+					i += 8
+					j += 8
+					continue
+				}
+				n := bits.TrailingZeros64(m) / 8 // the first byte to escape
+				i += n
+				j += n
 			}
-			buf[j] = '\\'
-			switch b {
-			case '"', '\\':
-				buf[j+1] = b
-				j += 2
-			case '\n':
-				buf[j+1] = 'n'
-				j += 2
-			case '\r':
-				buf[j+1] = 'r'
-				j += 2
-			case '\t':
-				buf[j+1] = 't'
-				j += 2
-			default:
-				buf[j+1], buf[j+2], buf[j+3] = 'u', '0', '0'
-				buf[j+4], buf[j+5] = hexDigits[b>>4], hexDigits[b&0xF]
-				j += 6
-			}
+			e := escapes[part[i]]
+			binary.LittleEndian.PutUint64(buf[j:], e)
+			j += int(e >> 56)
+			i++
 		}
 		w.Write(buf[:j]) // in place when buf is w's own space
 	}
 	w.WriteByte('"')
+}
+
+// escapes holds each byte as writeString stores it, in the low bytes of a
+// little-endian word: the byte itself if it is safe, else its escape (\n,
+// \", \u001f). The top byte holds the length, so that a byte costs one
+// load, one store and no branch.
+var escapes = func() (t [256]uint64) {
+	for b := range 256 {
+		t[b] = uint64(b) | 1<<56
+	}
+	for b := range 0x20 {
+		t[b] = binary.LittleEndian.Uint64([]byte{'\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF], 0, 6})
+	}
+	for _, c := range [...]struct{ b, e byte }{{'"', '"'}, {'\\', '\\'}, {'\n', 'n'}, {'\r', 'r'}, {'\t', 't'}} {
+		t[c.b] = uint64('\\') | uint64(c.e)<<8 | 2<<56
+	}
+	return t
+}()
+
+// Words with each byte 0x01 or 0x80.
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// escapeMask tests x, eight bytes of a string loaded little-endian, for a
+// byte to escape: one below 0x20, '"' or '\\'. It returns 0 if there is
+// none, else a word whose lowest bit set is the high bit of the first one.
+// Subtracting 0x20 from each byte sets the high bit of those below 0x20;
+// xoring with '"' makes a '"' 0, which subtracting 1 turns to 0xff, and
+// likewise a '\\'; &^ x leaves out the bytes from 0x80 up, which are safe.
+// A borrow can set the bit of the byte above as well, but borrows start
+// only at bytes to escape and carry upwards: the bits above the lowest may
+// be wrong, the lowest is not.
+func escapeMask(x uint64) uint64 {
+	q := x ^ '"'*lowBits
+	bs := x ^ '\\'*lowBits
+	return ((x - 0x20*lowBits) | (q - lowBits) | (bs - lowBits)) &^ x & highBits
 }
 
 // writeInvalidUTF8 writes the inside of a JSON string for s, which holds
