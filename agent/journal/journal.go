@@ -36,8 +36,7 @@ import (
 	"sync"
 	"time"
 
-	"lukechampine.com/blake3"
-
+	"github.com/praxis-tools/praxis/internal/blake3"
 	"github.com/praxis-tools/praxis/internal/filelock"
 )
 

@@ -3,22 +3,9 @@ package hashline
 import (
 	"math/bits"
 	"strconv"
+
+	"github.com/praxis-tools/praxis/internal/blake3"
 )
-
-// lanes16 is compress16's state: one block in each of sixteen lanes. The
-// chaining values are stored row by row (row i holds word i of every
-// lane), as the vector registers take them; the blocks lane by lane, as
-// they are filled, for compress16 to gather. Its layout is fixed by
-// lanes_amd64.s.
-type lanes16 struct {
-	cv       [8][16]uint32
-	block    [16][blockSize]byte
-	blockLen [16]uint32
-	flags    [16]uint32
-}
-
-// laneOffsets are the offsets of the lanes' blocks in lanes16.block.
-var laneOffsets = [16]uint32{0, 64, 128, 192, 256, 320, 384, 448, 512, 576, 640, 704, 768, 832, 896, 960}
 
 // laneMin is the fewest lines sums hashes in lanes: below it, filling the
 // lanes costs more than it saves.
@@ -38,20 +25,20 @@ type laneJob struct {
 
 // sums sets out[i] to the tag of line from+i, as a number, for every i.
 //
-// With AVX-512, sixteen lines are hashed at once, a block of each per
+// With AVX-512 or AVX2, sixteen lines are hashed at once, a block of each per
 // compression; a lane whose line is done takes the next one, so that lines
 // of different lengths keep every lane busy.
 func (d *Doc) sums(from int, out []uint32) { sumLines(from, out, d.Line) }
 
 // sumLines is sums of the lines line returns by number.
 func sumLines(from int, out []uint32, line func(n int) []byte) {
-	if !haveLanes || len(out) < laneMin {
+	if !blake3.HaveLanes() || len(out) < laneMin {
 		for i := range out {
 			out[i] = Sum(from+i, line(from+i))
 		}
 		return
 	}
-	var s lanes16
+	var s blake3.Lanes
 	var jobs [16]laneJob
 	num := newDecimal(from)
 	next, active := 0, 0
@@ -71,8 +58,8 @@ func sumLines(from int, out []uint32, line func(n int) []byte) {
 			}
 			j.i, j.plen, j.content, j.length = next, len(p), content, length
 			j.block, j.blocks = 0, (length+blockSize-1)/blockSize
-			for w := range iv {
-				s.cv[w][lane] = iv[w]
+			for w := range blake3.IV {
+				s.CV[w][lane] = blake3.IV[w]
 			}
 			next++
 			active++
@@ -89,7 +76,7 @@ func sumLines(from int, out []uint32, line func(n int) []byte) {
 				j.load(&s, lane)
 			}
 		}
-		compress16(&s)
+		blake3.CompressLanes(&s)
 		for lane := range jobs {
 			j := &jobs[lane]
 			if j.i < 0 {
@@ -98,7 +85,7 @@ func sumLines(from int, out []uint32, line func(n int) []byte) {
 			if j.block++; j.block == j.blocks {
 				// The hash's first four bytes are the first output word,
 				// little-endian.
-				out[j.i] = bits.ReverseBytes32(s.cv[0][lane])
+				out[j.i] = bits.ReverseBytes32(s.CV[0][lane])
 				active--
 				start(lane)
 			}
@@ -107,9 +94,9 @@ func sumLines(from int, out []uint32, line func(n int) []byte) {
 }
 
 // load puts block j.block of j's message, its length and its flags in lane.
-func (j *laneJob) load(s *lanes16, lane int) {
+func (j *laneJob) load(s *blake3.Lanes, lane int) {
 	off := j.block * blockSize
-	row := &s.block[lane]
+	row := &s.Block[lane]
 	if off >= j.plen && off+blockSize <= j.length {
 		*row = [blockSize]byte(j.content[off-j.plen:])
 	} else { // the first block, holding the prefix, or a last partial block
@@ -124,12 +111,12 @@ func (j *laneJob) load(s *lanes16, lane int) {
 	if j.block == 0 {
 		flags = flagChunkStart
 	}
-	s.blockLen[lane] = blockSize
+	s.BlockLen[lane] = blockSize
 	if j.block == j.blocks-1 {
 		flags |= flagChunkEnd | flagRoot
-		s.blockLen[lane] = uint32(j.length - off)
+		s.BlockLen[lane] = uint32(j.length - off)
 	}
-	s.flags[lane] = flags
+	s.Flags[lane] = flags
 }
 
 // decimal is a positive number in decimal digits, counted up without

@@ -4,15 +4,17 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/praxis-tools/praxis/internal/blake3"
 )
 
 // TestSumLines holds the lane hashing to Sum, line by line: lines of every
 // length up to past a chunk, then lines of mixed lengths side by side, with
 // line numbers of every width from 1 to 19 digits.
 func TestSumLines(t *testing.T) {
-	for _, k := range laneKernels() {
-		t.Run(k.name, func(t *testing.T) {
-			useKernel(t, k)
+	for _, k := range blake3.Kernels() {
+		t.Run(k, func(t *testing.T) {
+			defer blake3.UseKernel(k)()
 			testSumLines(t)
 		})
 	}
@@ -54,9 +56,9 @@ func testSumLines(t *testing.T) {
 func BenchmarkSums(b *testing.B) {
 	d := Parse(sourceLike(1 << 20))
 	out := make([]uint32, d.Lines())
-	for _, k := range laneKernels() {
-		b.Run(k.name, func(b *testing.B) {
-			useKernel(b, k)
+	for _, k := range blake3.Kernels() {
+		b.Run(k, func(b *testing.B) {
+			defer blake3.UseKernel(k)()
 			b.SetBytes(int64(len(d.Bytes())))
 			for b.Loop() {
 				d.sums(1, out)

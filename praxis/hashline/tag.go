@@ -7,30 +7,27 @@
 // anchors and applies edit batches to bytes. It does no I/O.
 package hashline
 
-//go:generate go run gen_compress.go
-
 import (
 	"encoding/binary"
 	"encoding/hex"
 	"math/bits"
 	"strconv"
 
-	"lukechampine.com/blake3"
+	"github.com/praxis-tools/praxis/internal/blake3"
 )
 
 // TagLen is the length of a rendered tag in hex characters.
 const TagLen = 8
 
-// BLAKE3 constants for hashing one chunk (up to 1 KiB) as the root.
+// BLAKE3's sizes and the flags of hashing one chunk (up to 1 KiB) as the
+// root.
 const (
-	blockSize      = 64
-	chunkSize      = 1024
-	flagChunkStart = 1 << 0
-	flagChunkEnd   = 1 << 1
-	flagRoot       = 1 << 3
+	blockSize      = blake3.BlockSize
+	chunkSize      = blake3.ChunkSize
+	flagChunkStart = blake3.FlagChunkStart
+	flagChunkEnd   = blake3.FlagChunkEnd
+	flagRoot       = blake3.FlagRoot
 )
-
-var iv = [8]uint32{0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19}
 
 // Sum returns the tag of line n (1-based) holding content (without its line
 // terminator) as a number: the first four bytes of BLAKE3("n:content"),
@@ -58,28 +55,20 @@ func sumPrefixed(p, content []byte) uint32 {
 	used := copy(block[k:], content)
 	k += used
 	rest := content[used:]
-	cv := iv
+	cv := blake3.IV
 	flags := uint32(flagChunkStart)
 	for len(rest) > 0 { // the block is full and more follows
-		m := blockWords(&block)
-		cv = compress(&cv, &m, blockSize, flags)
+		m := blake3.BlockWords(&block)
+		cv = blake3.Compress(&cv, &m, 0, blockSize, flags)
 		flags = 0
 		block = [blockSize]byte{}
 		k = copy(block[:], rest)
 		rest = rest[k:]
 	}
-	m := blockWords(&block)
-	out := compress(&cv, &m, uint32(k), flags|flagChunkEnd|flagRoot)
+	m := blake3.BlockWords(&block)
+	out := blake3.Compress(&cv, &m, 0, uint32(k), flags|flagChunkEnd|flagRoot)
 	// The hash's first four bytes are the first output word, little-endian.
 	return bits.ReverseBytes32(out[0])
-}
-
-func blockWords(b *[blockSize]byte) [16]uint32 {
-	var m [16]uint32
-	for i := range m {
-		m[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return m
 }
 
 // Tag returns the rendered tag of line n holding content.

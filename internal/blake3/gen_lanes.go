@@ -39,9 +39,10 @@ func main() {
 	}
 }
 
-// lanes16's layout: cv [8][16]uint32 at 0, block [16][64]byte at 512,
-// blockLen [16]uint32 at 1536, flags [16]uint32 at 1600.
-const cvOff, blockOff, blOff, flOff = 0, 512, 1536, 1600
+// Lanes's layout: cv [8][16]uint32 at 0, block [16][64]byte at 512,
+// blockLen, flags, counterLo and counterHi, each [16]uint32, at 1536, 1600,
+// 1664 and 1728.
+const cvOff, blockOff, blOff, flOff, ctrLoOff, ctrHiOff = 0, 512, 1536, 1600, 1664, 1728
 
 // g is one G function: the state rows a, b, c, d and the message words x, y.
 type g struct{ a, b, c, d, x, y int }
@@ -66,11 +67,11 @@ func rounds(p func(string, ...any), half func([4]g)) {
 	}
 }
 
-// avx512 writes compress16AVX512.
+// avx512 writes compressLanesAVX512.
 func avx512(p func(string, ...any)) {
 	p("")
-	p("// func compress16AVX512(s *lanes16)")
-	p("TEXT ·compress16AVX512(SB), NOSPLIT, $0-8")
+	p("// func compressLanesAVX512(s *Lanes)")
+	p("TEXT ·compressLanesAVX512(SB), NOSPLIT, $0-8")
 	p("\tMOVQ s+0(FP), AX")
 	// The message words, gathered from the lanes' blocks: row j of the
 	// message is word j of every lane's block.
@@ -83,10 +84,10 @@ func avx512(p func(string, ...any)) {
 		p("\tVMOVDQU32 %d(AX), Z%d", cvOff+64*i, i)
 	}
 	for i := 0; i < 4; i++ {
-		p("\tVPBROADCASTD ·iv+%d(SB), Z%d", 4*i, 8+i)
+		p("\tVPBROADCASTD ·IV+%d(SB), Z%d", 4*i, 8+i)
 	}
-	p("\tVPXORD Z12, Z12, Z12") // counter, low word: every lane is chunk 0
-	p("\tVPXORD Z13, Z13, Z13") // counter, high word
+	p("\tVMOVDQU32 %d(AX), Z12", ctrLoOff)
+	p("\tVMOVDQU32 %d(AX), Z13", ctrHiOff)
 	p("\tVMOVDQU32 %d(AX), Z14", blOff)
 	p("\tVMOVDQU32 %d(AX), Z15", flOff)
 	// Each half round runs its four G functions side by side, a step of
@@ -127,13 +128,13 @@ func avx512(p func(string, ...any)) {
 	p("\tRET")
 }
 
-// avx2 writes compress16AVX2, which runs lanes 0-7, then lanes 8-15. Its
+// avx2 writes compressLanesAVX2, which runs lanes 0-7, then lanes 8-15. Its
 // frame holds the message, row j at 32*j, and a spilled register at 512.
 func avx2(p func(string, ...any)) {
 	const spill = 512
 	p("")
-	p("// func compress16AVX2(s *lanes16)")
-	p("TEXT ·compress16AVX2(SB), NOSPLIT, $%d-8", spill+32)
+	p("// func compressLanesAVX2(s *Lanes)")
+	p("TEXT ·compressLanesAVX2(SB), NOSPLIT, $%d-8", spill+32)
 	p("\tMOVQ s+0(FP), AX")          // the rows of lanes 0-7, then of lanes 8-15
 	p("\tLEAQ %d(AX), R8", blockOff) // their blocks
 	p("\tMOVQ $2, CX")
@@ -148,10 +149,10 @@ func avx2(p func(string, ...any)) {
 		p("\tVMOVDQU %d(AX), Y%d", cvOff+64*i, i)
 	}
 	for i := 0; i < 4; i++ {
-		p("\tVPBROADCASTD ·iv+%d(SB), Y%d", 4*i, 8+i)
+		p("\tVPBROADCASTD ·IV+%d(SB), Y%d", 4*i, 8+i)
 	}
-	p("\tVPXOR Y12, Y12, Y12")
-	p("\tVPXOR Y13, Y13, Y13")
+	p("\tVMOVDQU %d(AX), Y12", ctrLoOff)
+	p("\tVMOVDQU %d(AX), Y13", ctrHiOff)
 	p("\tVMOVDQU %d(AX), Y14", blOff)
 	p("\tVMOVDQU %d(AX), Y15", flOff)
 	rounds(p, func(gs [4]g) {
