@@ -32,6 +32,23 @@ func main() {
 	p("//go:build amd64 && !purego")
 	p("")
 	p(`#include "textflag.h"`)
+	p("")
+	// The offsets of the lanes' blocks in Lanes.Block, for the gathers.
+	for i := 0; i < 16; i++ {
+		p("DATA laneOffsets<>+%d(SB)/4, $%d", 4*i, 64*i)
+	}
+	p("GLOBL laneOffsets<>(SB), RODATA|NOPTR, $64")
+	// The byte shuffles that rotate each 32-bit word right by 16 and by 8
+	// bits, for the AVX2 kernel, in each 128-bit half.
+	for _, r := range []struct {
+		name  string
+		order [4]int
+	}{{"rotr16", [4]int{2, 3, 0, 1}}, {"rotr8", [4]int{1, 2, 3, 0}}} {
+		for i := 0; i < 32; i++ {
+			p("DATA %s<>+%d(SB)/1, $%d", r.name, i, i/4*4%16+r.order[i%4])
+		}
+		p("GLOBL %s<>(SB), RODATA|NOPTR, $32", r.name)
+	}
 	avx512(p)
 	avx2(p)
 	if err := os.WriteFile("lanes_amd64.s", b.Bytes(), 0o644); err != nil {
@@ -75,7 +92,7 @@ func avx512(p func(string, ...any)) {
 	p("\tMOVQ s+0(FP), AX")
 	// The message words, gathered from the lanes' blocks: row j of the
 	// message is word j of every lane's block.
-	p("\tVMOVDQU32 ·laneOffsets(SB), Z0")
+	p("\tVMOVDQU32 laneOffsets<>(SB), Z0")
 	for j := 0; j < 16; j++ {
 		p("\tKXNORW K1, K1, K1") // a gather clears its mask
 		p("\tVPGATHERDD %d(AX)(Z0*1), K1, Z%d", blockOff+4*j, 16+j)
@@ -139,7 +156,7 @@ func avx2(p func(string, ...any)) {
 	p("\tLEAQ %d(AX), R8", blockOff) // their blocks
 	p("\tMOVQ $2, CX")
 	p("loop:")
-	p("\tVMOVDQU ·laneOffsets(SB), Y0")
+	p("\tVMOVDQU laneOffsets<>(SB), Y0")
 	for j := 0; j < 16; j++ {
 		p("\tVPCMPEQD Y1, Y1, Y1") // a gather clears its mask
 		p("\tVPGATHERDD Y1, %d(R8)(Y0*1), Y2", 4*j)
@@ -157,9 +174,9 @@ func avx2(p func(string, ...any)) {
 	p("\tVMOVDQU %d(AX), Y15", flOff)
 	rounds(p, func(gs [4]g) {
 		for half := 0; half < 2; half++ {
-			mask, shift := "·rotr16", 12
+			mask, shift := "rotr16<>", 12
 			if half == 1 {
-				mask, shift = "·rotr8", 7
+				mask, shift = "rotr8<>", 7
 			}
 			for _, g := range gs { // a += b + m
 				m := g.x

@@ -12,6 +12,3 @@ type Lanes struct {
 	CounterLo [16]uint32 // the chunk counter
 	CounterHi [16]uint32
 }
-
-// laneOffsets are the offsets of the lanes' blocks in Lanes.Block.
-var laneOffsets = [16]uint32{0, 64, 128, 192, 256, 320, 384, 448, 512, 576, 640, 704, 768, 832, 896, 960}

@@ -66,13 +66,6 @@ func compressLanesAVX512(s *Lanes)
 //go:noescape
 func compressLanesAVX2(s *Lanes)
 
-// The byte shuffles that rotate each 32-bit word right by 16 and by 8 bits,
-// for compressLanesAVX2.
-var (
-	rotr16 = [32]byte{2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}
-	rotr8  = [32]byte{1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12}
-)
-
 // Kernels returns the names of the lane kernels this CPU can run, then
 // "scalar" (none). UseKernel makes CompressLanes run one of them: tests
 // and benchmarks compare them.
