@@ -1,6 +1,7 @@
 package blake3
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -107,6 +108,26 @@ func BenchmarkSum256(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
 			blake3.Sum256(data)
+		}
+	})
+}
+
+// FuzzSum256 holds Sum256 to the BLAKE3 library with each kernel; the
+// input is repeated to reach lengths of many chunks, up to 64 chunks.
+func FuzzSum256(f *testing.F) {
+	f.Add([]byte("abc"), uint8(1))
+	f.Add(randomBytes(1500), uint8(40))
+	f.Fuzz(func(t *testing.T, data []byte, times uint8) {
+		msg := bytes.Repeat(data, int(times)+1)
+		msg = msg[:min(len(msg), 64*ChunkSize)]
+		want := blake3.Sum256(msg)
+		for _, k := range Kernels() {
+			restore := UseKernel(k)
+			got := Sum256(msg)
+			restore()
+			if got != want {
+				t.Fatalf("%s, %d bytes: %x, want %x", k, len(msg), got, want)
+			}
 		}
 	})
 }

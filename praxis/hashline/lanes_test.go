@@ -66,3 +66,29 @@ func BenchmarkSums(b *testing.B) {
 		})
 	}
 }
+
+// FuzzSums holds the tags hashed in lanes to those hashed line by line, with
+// each kernel, for any text and any first line.
+func FuzzSums(f *testing.F) {
+	f.Add([]byte("a\nbb\n\nccc\r\nd"), uint16(1))
+	f.Add(bytes.Repeat([]byte("0123456789abcdef\n"), 300), uint16(9))
+	f.Add(append(bytes.Repeat([]byte{'x'}, 1100), "\nshort\n"...), uint16(95))
+	f.Fuzz(func(t *testing.T, data []byte, first uint16) {
+		d := Parse(data)
+		from := min(int(first)%(d.Lines()+1)+1, d.Lines())
+		if d.Lines() == 0 {
+			return
+		}
+		out := make([]uint32, d.Lines()-from+1)
+		for _, k := range blake3.Kernels() {
+			restore := blake3.UseKernel(k)
+			d.sums(from, out)
+			restore()
+			for i, got := range out {
+				if want := Sum(from+i, d.Line(from+i)); got != want {
+					t.Fatalf("%s: line %d: %08x, want %08x", k, from+i, got, want)
+				}
+			}
+		}
+	})
+}
