@@ -71,7 +71,7 @@ func compressLanesAVX2(s *Lanes)
 // and benchmarks compare them.
 func Kernels() []string {
 	var ks []string
-	switch detectLanes() {
+	switch detectLanes() { // what the CPU has, whatever UseKernel chose
 	case avx512Lanes:
 		ks = append(ks, "avx512", "avx2")
 	case avx2Lanes:
