@@ -49,20 +49,21 @@ scan() {
 # again until none is left (a process forking meanwhile adds one). While
 # none is found but some process's environment read empty, it looks
 # again, a few times: that process may be one of the command's, caught
-# in an exec. Sets n to the number of processes found first.
+# in an exec. Sets n to the number of processes it signalled, each counted
+# once: one caught in an exec by the first look is found by a later one.
 sweep() {
-	local round
-	n=-1
+	local round p
+	local -A sent=()
 	for round in {1..200}; do
 		scan "$1"
 		if ((${#hit[@]})); then
-			((n < 0)) && n=${#hit[@]}
+			for p in "${!hit[@]}"; do sent[$p]=1; done
 			kill -s "$2" "${!hit[@]}" 2>/dev/null
-			[[ $2 == KILL ]] || return 0
+			[[ $2 == KILL ]] || break
 		elif ((${#unsure[@]} == 0 || round > 20)); then
 			break
 		fi
 	done
-	((n < 0)) && n=0
+	n=${#sent[@]}
 	return 0
 }
