@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,13 +89,25 @@ type storeJob struct {
 	logLine string
 }
 
-var (
-	versionName   = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	storeTempName = regexp.MustCompile(`^\.tmp-[0-9a-f]{16}$`)
-)
+// validVersion reports whether v has the form of a version: sixteen
+// lowercase hex digits.
+func validVersion(v string) bool {
+	if len(v) != 16 {
+		return false
+	}
+	for i := range len(v) {
+		if c := v[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
-// validVersion reports whether v has the form of a version.
-func validVersion(v string) bool { return versionName.MatchString(v) }
+// storeTempName reports whether name is a temporary file of the store.
+func storeTempName(name string) bool {
+	v, ok := strings.CutPrefix(name, ".tmp-")
+	return ok && validVersion(v)
+}
 
 func newVersionStore(ws *os.Root, memLimit, maxFile int64, log *slog.Logger) *versionStore {
 	s := &versionStore{ws: ws, log: log, memLimit: memLimit, maxFile: maxFile, maxTotal: defaultVersionsBytes, logLimit: maxServedLog,
@@ -484,10 +495,10 @@ func (s *versionStore) evict() {
 			continue
 		}
 		switch {
-		case versionName.MatchString(name):
+		case validVersion(name):
 			files = append(files, file{name, fi.Size(), fi.ModTime()})
 			total += fi.Size()
-		case storeTempName.MatchString(name) && time.Since(fi.ModTime()) > time.Hour:
+		case storeTempName(name) && time.Since(fi.ModTime()) > time.Hour:
 			s.dir.Remove(name)
 		}
 	}
