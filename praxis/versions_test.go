@@ -326,3 +326,23 @@ func BenchmarkVersionStorePut10MB(b *testing.B) {
 		s.flush()
 	}
 }
+
+func TestValidVersion(t *testing.T) {
+	for v, want := range map[string]bool{
+		hashline.Version([]byte("x")): true,
+		"0123456789abcdef":            true,
+		"0123456789ABCDEF":            false,
+		"0123456789abcde":             false,
+		"0123456789abcdef0":           false,
+		"0123456789abcdeg":            false,
+		"":                            false,
+		"../0123456789abc":            false,
+	} {
+		if got := validVersion(v); got != want {
+			t.Errorf("validVersion(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if !storeTempName(".tmp-0123456789abcdef") || storeTempName("tmp-0123456789abcdef") || storeTempName(".tmp-0123456789abcde") {
+		t.Error("storeTempName accepts or refuses the wrong names")
+	}
+}
