@@ -147,6 +147,7 @@ func unescape(s string, dquoted bool) string {
 
 // wrapper describes a command that runs the command in its arguments.
 type wrapper struct {
+	name string // the command's name
 	// argOpts are the short options that take a value; longArg the long
 	// options that take one when it is written as the next word.
 	argOpts string
@@ -167,38 +168,57 @@ type wrapper struct {
 }
 
 // wrappers are the commands that run another command given in their
-// arguments, unwrapped before rules are matched.
-var wrappers = map[string]wrapper{
-	"command":  {},
-	"builtin":  {},
-	"exec":     {argOpts: "a"},
-	"nohup":    {},
-	"setsid":   {},
-	"time":     {argOpts: "fo", longArg: []string{"--format", "--output"}},
-	"nice":     {argOpts: "n", longArg: []string{"--adjustment"}},
-	"ionice":   {argOpts: "cnp", longArg: []string{"--class", "--classdata", "--pid"}},
-	"chrt":     {operands: 1},
-	"taskset":  {operands: 1},
-	"stdbuf":   {argOpts: "ioe", longArg: []string{"--input", "--output", "--error"}},
-	"timeout":  {argOpts: "sk", longArg: []string{"--signal", "--kill-after"}, operands: 1},
-	"sudo":     {argOpts: "ughpCDrtUTR", longArg: []string{"--user", "--group", "--host", "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout", "--chroot"}},
-	"doas":     {argOpts: "uC"},
-	"env":      {argOpts: "uCS", longArg: []string{"--unset", "--chdir", "--split-string"}, assigns: true, stringOpt: 'S'},
-	"xargs":    {argOpts: "IadELnPs", longArg: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--max-lines", "--process-slot-var"}, open: true},
-	"parallel": {argOpts: "jS", open: true},
-	"flock":    {argOpts: "wEc", operands: 1, stringOpt: 'c'},
-	"su":       {argOpts: "sgGc", longArg: []string{"--shell", "--group", "--supp-group", "--command"}, stringOpt: 'c'},
-	"runuser":  {argOpts: "usgGc", longArg: []string{"--user", "--shell", "--group", "--supp-group", "--command"}, stringOpt: 'c'},
-	"chroot":   {longArg: []string{"--userspec", "--groups"}, operands: 1},
-	"watch":    {argOpts: "nqd", longArg: []string{"--interval", "--differences"}, shell: true},
-	"strace":   {argOpts: "oepsSuEIbPa"},
-	"ltrace":   {argOpts: "oepsSuEnaA"},
-	"unbuffer": {},
-	"busybox":  {},
+// arguments, unwrapped before rules are matched. The table is laid out by
+// the compiler, where a map would be built at every process's start (so
+// are the shells and git's options below, as switches).
+var wrappers = []wrapper{
+	{name: "command"},
+	{name: "builtin"},
+	{name: "exec", argOpts: "a"},
+	{name: "nohup"},
+	{name: "setsid"},
+	{name: "time", argOpts: "fo", longArg: []string{"--format", "--output"}},
+	{name: "nice", argOpts: "n", longArg: []string{"--adjustment"}},
+	{name: "ionice", argOpts: "cnp", longArg: []string{"--class", "--classdata", "--pid"}},
+	{name: "chrt", operands: 1},
+	{name: "taskset", operands: 1},
+	{name: "stdbuf", argOpts: "ioe", longArg: []string{"--input", "--output", "--error"}},
+	{name: "timeout", argOpts: "sk", longArg: []string{"--signal", "--kill-after"}, operands: 1},
+	{name: "sudo", argOpts: "ughpCDrtUTR", longArg: []string{"--user", "--group", "--host", "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout", "--chroot"}},
+	{name: "doas", argOpts: "uC"},
+	{name: "env", argOpts: "uCS", longArg: []string{"--unset", "--chdir", "--split-string"}, assigns: true, stringOpt: 'S'},
+	{name: "xargs", argOpts: "IadELnPs", longArg: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--max-lines", "--process-slot-var"}, open: true},
+	{name: "parallel", argOpts: "jS", open: true},
+	{name: "flock", argOpts: "wEc", operands: 1, stringOpt: 'c'},
+	{name: "su", argOpts: "sgGc", longArg: []string{"--shell", "--group", "--supp-group", "--command"}, stringOpt: 'c'},
+	{name: "runuser", argOpts: "usgGc", longArg: []string{"--user", "--shell", "--group", "--supp-group", "--command"}, stringOpt: 'c'},
+	{name: "chroot", longArg: []string{"--userspec", "--groups"}, operands: 1},
+	{name: "watch", argOpts: "nqd", longArg: []string{"--interval", "--differences"}, shell: true},
+	{name: "strace", argOpts: "oepsSuEIbPa"},
+	{name: "ltrace", argOpts: "oepsSuEnaA"},
+	{name: "unbuffer"},
+	{name: "busybox"},
 }
 
-// shells run the command string of -c, a script file, or their input.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "fish": true}
+// wrapperOf returns the wrapper called name, if it is one.
+func wrapperOf(name string) (wrapper, bool) {
+	for _, w := range wrappers {
+		if w.name == name {
+			return w, true
+		}
+	}
+	return wrapper{}, false
+}
+
+// isShell reports whether name is a shell, which runs the command string
+// of -c, a script file, or its input.
+func isShell(name string) bool {
+	switch name {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish":
+		return true
+	}
+	return false
+}
 
 // command adds the simple command ws, found at depth, unwrapping wrappers
 // and reading command strings.
@@ -235,7 +255,7 @@ func (p *program) command(ws []word, depth int) {
 				}
 				p.parse(args[0].val, depth+1)
 			}
-		case shells[name]:
+		case isShell(name):
 			p.shell(name, args, depth)
 		case name == "find":
 			p.find(args, depth)
@@ -243,7 +263,7 @@ func (p *program) command(ws []word, depth int) {
 			p.git(args)
 			return
 		}
-		w, ok := wrappers[name]
+		w, ok := wrapperOf(name)
 		if !ok {
 			p.add(name, args)
 			return
@@ -485,11 +505,15 @@ func (p *program) find(args []word, depth int) {
 	}
 }
 
-// gitOptsWithValue are git's global options that take the next word as
-// their value.
-var gitOptsWithValue = map[string]bool{
-	"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true,
-	"--super-prefix": true, "--config-env": true, "--exec-path": true, "--attr-source": true, "--list-cmds": true,
+// gitOptWithValue reports whether opt is one of git's global options that
+// take the next word as their value.
+func gitOptWithValue(opt string) bool {
+	switch opt {
+	case "-C", "-c", "--git-dir", "--work-tree", "--namespace",
+		"--super-prefix", "--config-env", "--exec-path", "--attr-source", "--list-cmds":
+		return true
+	}
+	return false
 }
 
 // git records a git command with its global options left out, so that
@@ -509,7 +533,7 @@ func (p *program) git(args []word) {
 			val, hasVal = v[2:], true
 			opt = "-c"
 		}
-		if gitOptsWithValue[opt] && !hasVal && i < len(args) {
+		if gitOptWithValue(opt) && !hasVal && i < len(args) {
 			val = args[i].val
 			if !args[i].static {
 				val = "?"
