@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Every praxis process initialises every package linked in, whatever the
+// command, so Praxis's own packages do nothing heavy at init: a regular
+// expression, a template or a large map is built on first use instead
+// (sync.OnceValue), and a fixed table is a slice or an array, which the
+// compiler lays out in the binary. These bounds leave room for a few
+// error values and closures, and none for a regular expression (about
+// 80 allocations) or a map of a few dozen entries.
+const (
+	maxInitAllocs = 32
+	maxInitBytes  = 4 << 10
+)
+
+func TestInitWork(t *testing.T) {
+	cmd := exec.Command(praxisBin, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("praxis version: %v\n%s", err, stderr.Bytes())
+	}
+	own := 0
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		// init PKG @T ms, C ms clock, B bytes, A allocs
+		var pkg string
+		var at, clock float64
+		var size, allocs int
+		if _, err := fmt.Sscanf(sc.Text(), "init %s @%f ms, %f ms clock, %d bytes, %d allocs", &pkg, &at, &clock, &size, &allocs); err != nil {
+			continue
+		}
+		if pkg != "main" && !strings.HasPrefix(pkg, "github.com/praxis-tools/praxis/") {
+			continue
+		}
+		own++
+		if allocs > maxInitAllocs || size > maxInitBytes {
+			t.Errorf("%s allocates %d bytes in %d allocations at init (at most %d bytes and %d allocations): build it on first use", pkg, size, allocs, maxInitBytes, maxInitAllocs)
+		}
+	}
+	if own == 0 {
+		t.Fatalf("no init line of Praxis's packages in:\n%s", stderr.Bytes())
+	}
+}
