@@ -26,7 +26,7 @@ func TestStdioConnLongLines(t *testing.T) {
 					return
 				}
 			}
-			text := strings.Repeat(fmt.Sprintf("line %d ", id), (3<<20)/(8-id%2)/7)
+			text := longText(id)
 			fmt.Fprintf(respW, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":%q}]}}`+"\n", id, text)
 		}
 	}()
@@ -46,9 +46,16 @@ func TestStdioConnLongLines(t *testing.T) {
 		if err := json.Unmarshal(resp, &m); err != nil {
 			t.Fatalf("call %d: response of %d bytes: %v", id, len(resp), err)
 		}
-		want := strings.Repeat(fmt.Sprintf("line %d ", id), (3<<20)/(8-id%2)/7)
+		want := longText(id)
 		if m.ID != id || len(m.Result.Content) != 1 || m.Result.Content[0].Text != want {
 			t.Fatalf("call %d: got id %d and a text of %d bytes, want a text of %d", id, m.ID, len(m.Result.Content[0].Text), len(want))
 		}
 	}
+}
+
+// longText is the text of response id: about 3 MB, three times the
+// reader's buffer, and of a different length each time.
+func longText(id int) string {
+	unit := fmt.Sprintf("line %d ", id)
+	return strings.Repeat(unit, (3<<20)/len(unit)+id*1000)
 }
