@@ -223,3 +223,46 @@ func BenchmarkHTTPCall(b *testing.B) {
 		}
 	})
 }
+
+// hashlineText is a read_file result's text of n bytes: hashline lines of
+// about 110 bytes, one escape (the newline) each.
+func hashlineText(n int) string {
+	var sb strings.Builder
+	for i := 1; sb.Len() < n; i++ {
+		fmt.Fprintf(&sb, "%d:abcd|%08d the quick brown fox jumps over the lazy dog %046d\n", i, i, i*104729)
+	}
+	return sb.String()
+}
+
+// BenchmarkWriteStringHashline escapes a 12 MB hashline text, as a 10 MB
+// read_file result's.
+func BenchmarkWriteStringHashline(b *testing.B) {
+	text := hashlineText(12 << 20)
+	w := bufio.NewWriterSize(io.Discard, 64<<10)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		writeString(w, text)
+		w.Flush()
+	}
+}
+
+// jsonText is a pretty-printed JSON document of n bytes: a quote every few
+// bytes, the densest escaping of common files.
+func jsonText(n int) string {
+	var sb strings.Builder
+	sb.WriteString("[\n")
+	for i := 0; sb.Len() < n; i++ {
+		fmt.Fprintf(&sb, "  {\n    \"id\": %d,\n    \"name\": \"item %d\",\n    \"tags\": [\"a\", \"bc\", \"def\"],\n    \"path\": \"src\\\\pkg\\\\file%d.go\"\n  },\n", i, i, i)
+	}
+	return sb.String()
+}
+
+func BenchmarkWriteStringJSON(b *testing.B) {
+	text := jsonText(10 << 20)
+	w := bufio.NewWriterSize(io.Discard, 64<<10)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		writeString(w, text)
+		w.Flush()
+	}
+}

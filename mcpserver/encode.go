@@ -293,7 +293,7 @@ func writeString(w *bufio.Writer, s string) {
 		// as eight bytes.
 		part := s[:min(len(s), (len(buf)-2)/6)]
 		s = s[len(part):]
-		i, j := 0, 0
+		i, j := escapeVec(buf, part) // all but the last bytes, where it can
 		for i < len(part) {
 			if i+8 <= len(part) {
 				x := binary.LittleEndian.Uint64([]byte(part[i : i+8])) // a load, not a copy

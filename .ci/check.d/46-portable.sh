@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Two hot paths have amd64 assembly: BLAKE3 runs in vector lanes with
+# AVX-512 or AVX2, and JSON strings are escaped sixteen bytes at a time
+# with SSE2. go test ./... runs them against their portable paths; here
+# the portable build (-tags purego, which every other architecture gets)
+# runs the tests of the hash, of the hashline tags and of the JSON
+# escaping, and the packages are vetted for an architecture without the
+# assembly.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+go test -count=1 -tags purego ./internal/blake3 ./praxis/hashline
+go test -count=1 -tags purego -run 'WriteString|Encode' ./mcpserver
+GOARCH=arm64 go vet ./internal/blake3 ./praxis/hashline ./mcpserver
