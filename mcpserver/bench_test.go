@@ -144,15 +144,28 @@ func sourceText(n int) string {
 	return sb.String()
 }
 
-// BenchmarkWriteString escapes a 10 MB source text, as a read_file result
-// of that size is written.
+// BenchmarkWriteString escapes texts of a large read_file result's size:
+// Go-like source, a 10 MB file's hashline text (one escape, the newline,
+// in about 110 bytes), pretty-printed JSON (a quote every few bytes) and
+// textOfSize's nine escapes in 55 bytes at the same places.
 func BenchmarkWriteString(b *testing.B) {
-	text := sourceText(10 << 20)
-	w := bufio.NewWriterSize(io.Discard, 64<<10)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		writeString(w, text)
-		w.Flush()
+	for _, c := range []struct {
+		name string
+		text string
+	}{
+		{"source", sourceText(10 << 20)},
+		{"hashline", hashlineText(12 << 20)},
+		{"json", jsonText(10 << 20)},
+		{"dense", textOfSize(10 << 20)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			w := bufio.NewWriterSize(io.Discard, 64<<10)
+			b.SetBytes(int64(len(c.text)))
+			for b.Loop() {
+				writeString(w, c.text)
+				w.Flush()
+			}
+		})
 	}
 }
 
@@ -234,18 +247,6 @@ func hashlineText(n int) string {
 	return sb.String()
 }
 
-// BenchmarkWriteStringHashline escapes a 12 MB hashline text, as a 10 MB
-// read_file result's.
-func BenchmarkWriteStringHashline(b *testing.B) {
-	text := hashlineText(12 << 20)
-	w := bufio.NewWriterSize(io.Discard, 64<<10)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		writeString(w, text)
-		w.Flush()
-	}
-}
-
 // jsonText is a pretty-printed JSON document of n bytes: a quote every few
 // bytes, the densest escaping of common files.
 func jsonText(n int) string {
@@ -255,14 +256,4 @@ func jsonText(n int) string {
 		fmt.Fprintf(&sb, "  {\n    \"id\": %d,\n    \"name\": \"item %d\",\n    \"tags\": [\"a\", \"bc\", \"def\"],\n    \"path\": \"src\\\\pkg\\\\file%d.go\"\n  },\n", i, i, i)
 	}
 	return sb.String()
-}
-
-func BenchmarkWriteStringJSON(b *testing.B) {
-	text := jsonText(10 << 20)
-	w := bufio.NewWriterSize(io.Discard, 64<<10)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		writeString(w, text)
-		w.Flush()
-	}
 }

@@ -56,28 +56,23 @@ loop:
 
 escape:
 	// Two or more to escape in the block: its sixteen bytes go through
-	// the table one by one, without a branch on what they are.
+	// the table one by one, without a branch on what they are. One: the
+	// bytes before it are in place, and it goes through the table alone.
 	LEAQ -1(BX), R11
 	ANDQ BX, R11
 	JNZ  dense
-
-	// The escape of the first byte to escape: its bytes in the low bytes
-	// of table's word, its length in the top byte.
-	BSFQ    BX, BX
-	ADDQ    BX, AX
-	ADDQ    BX, R9
-	MOVBQZX (SI)(AX*1), DX
-	MOVQ    (R10)(DX*8), DX
-	MOVQ    DX, (DI)(R9*1)
-	SHRQ    $56, DX
-	ADDQ    DX, R9
-	INCQ    AX
-	JMP     loop
+	BSFQ BX, BX
+	ADDQ BX, AX
+	ADDQ BX, R9
+	MOVQ $1, R12
+	JMP  table
 
 dense:
 	MOVQ $16, R12
 
-denseByte:
+table:
+	// A byte's escape, or the byte itself, is in the low bytes of its
+	// word in table, and its length in the top byte.
 	MOVBQZX (SI)(AX*1), DX
 	MOVQ    (R10)(DX*8), DX
 	MOVQ    DX, (DI)(R9*1)
@@ -85,7 +80,7 @@ denseByte:
 	ADDQ    DX, R9
 	INCQ    AX
 	DECQ    R12
-	JNZ     denseByte
+	JNZ     table
 	JMP     loop
 
 done:
