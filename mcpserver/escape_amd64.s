@@ -10,8 +10,9 @@
 // stored whole; where it holds one byte to escape (below 0x20, '"' or
 // '\\'), that byte's escape from table is stored over it, and the next
 // block starts after that byte; where it holds more, as JSON and other
-// quoted text do, its bytes go through the table one at a time. Stores past j are left for the caller to
-// overwrite: dst must hold six bytes for each of src's and two more.
+// quoted text do, its bytes go through the table one at a time. Stores
+// past j are left for the caller to overwrite: dst must hold six bytes for
+// each of src's and two more.
 TEXT ·escapeSSE2(SB), NOSPLIT, $0-64
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI

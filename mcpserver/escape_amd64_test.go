@@ -77,3 +77,19 @@ func refEscape(b []byte) []byte {
 	}
 	return out
 }
+
+// TestEscapeVecShortBuffer: a buffer without room for the worst case is
+// refused before the kernel writes a byte.
+func TestEscapeVecShortBuffer(t *testing.T) {
+	src := "0123456789abcdef0123456789abcdef"
+	dst := make([]byte, 6*len(src)+8)
+	defer func() {
+		if recover() == nil {
+			t.Error("escapeVec into a buffer too short did not panic")
+		}
+		if !bytes.Equal(dst[6*len(src)+1:], make([]byte, 7)) {
+			t.Error("escapeVec wrote past the buffer it was given")
+		}
+	}()
+	escapeVec(dst[:6*len(src)+1], src)
+}
