@@ -12,9 +12,17 @@ import (
 
 // dirFD is an open directory. Everything below it is opened relative to it
 // with O_NOFOLLOW, one name at a time, so nothing outside it is reached.
-type dirFD int
+type dirFD struct {
+	fd int
+	// local: the directory is on a local file system (see localFS), and
+	// so are the files opened in it without crossing a mount point: they
+	// are opened, read and closed with raw system calls.
+	local bool
+}
 
-const noDir dirFD = -1
+var noDir = dirFD{fd: -1}
+
+const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
 // openStart opens start through root, which keeps it inside the workspace,
 // and returns a descriptor of its own.
@@ -46,25 +54,51 @@ func openStart(root *os.Root, start string) (dirFD, error) {
 	if derr != nil {
 		return noDir, derr
 	}
-	return dirFD(fd), nil
+	return dirFD{fd: fd, local: localFS(fd) && noXDevWorks(fd)}, nil
 }
 
 func (d dirFD) close() {
-	if d >= 0 {
-		unix.Close(int(d))
+	if d.fd >= 0 {
+		unix.Close(d.fd)
 	}
 }
 
+// openDir opens the subdirectory name. Below a local directory it is
+// opened without crossing a mount point; one that is a mount point is then
+// opened as usual, and what is mounted there decides whether it is local.
 func (d dirFD) openDir(name string) (dirFD, error) {
-	for {
-		fd, err := unix.Openat(int(d), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if errors.Is(err, unix.EINTR) {
-			continue
+	if d.local {
+		fd, err := openat2(d.fd, name, dirFlags, unix.RESOLVE_NO_XDEV)
+		if err == nil {
+			return dirFD{fd: fd, local: true}, nil
 		}
-		if err != nil {
+		if !errors.Is(err, unix.EXDEV) {
 			return noDir, err
 		}
-		return dirFD(fd), nil
+	}
+	fd, err := openat(d.fd, name, dirFlags)
+	if err != nil {
+		return noDir, err
+	}
+	return dirFD{fd: fd, local: d.local && localFS(fd)}, nil
+}
+
+func openat(dir int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flags, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+func openat2(dir int, name string, flags int, resolve uint64) (int, error) {
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: resolve}
+	for {
+		fd, err := unix.Openat2(dir, name, &how)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
 	}
 }
 
@@ -72,7 +106,7 @@ func (d dirFD) openDir(name string) (dirFD, error) {
 // raw records.
 func (d dirFD) readDir(buf []byte, out []entry) ([]entry, error) {
 	for {
-		n, err := unix.Getdents(int(d), buf)
+		n, err := unix.Getdents(d.fd, buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -138,7 +172,7 @@ func modeType(mode uint32) entryType {
 
 func (d dirFD) lstatType(name string) entryType {
 	var st unix.Stat_t
-	if err := unix.Fstatat(int(d), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return typeOther
 	}
 	return modeType(st.Mode)
@@ -146,7 +180,7 @@ func (d dirFD) lstatType(name string) entryType {
 
 func (d dirFD) modTime(name string) (int64, error) {
 	var st unix.Stat_t
-	if err := unix.Fstatat(int(d), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return 0, err
 	}
 	return st.Mtim.Nano(), nil
@@ -168,21 +202,14 @@ func (d dirFD) modTime(name string) (int64, error) {
 // file anyway. An empty read is stat'ed too: a FIFO without a writer gives
 // one.
 func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Openat(int(d), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
+	f, err := d.openFile(name)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, ErrNotRegular // a symlink swapped in
 		}
 		return nil, err
 	}
-	defer unix.Close(fd)
+	defer f.close()
 	if cap(buf) == 0 {
 		buf = make([]byte, 0, minReadBuf)
 	}
@@ -192,7 +219,7 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 		if len(buf) == cap(buf) {
 			if size < 0 {
 				var st unix.Stat_t
-				if err := unix.Fstat(fd, &st); err != nil {
+				if err := unix.Fstat(f.fd, &st); err != nil {
 					return nil, err
 				}
 				if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -217,7 +244,7 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 			copy(grown, buf)
 			buf = grown
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		n, err := f.read(buf[len(buf):cap(buf)])
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
@@ -237,7 +264,7 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 		if n == 0 && len(buf) == 0 && size < 0 {
 			// Empty: a FIFO without a writer reads so too.
 			var st unix.Stat_t
-			if err := unix.Fstat(fd, &st); err != nil {
+			if err := unix.Fstat(f.fd, &st); err != nil {
 				return nil, err
 			}
 			if st.Mode&unix.S_IFMT != unix.S_IFREG {
