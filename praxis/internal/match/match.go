@@ -38,6 +38,43 @@ type Matcher struct {
 	fold   bool
 	seg    []byte
 	b1, b2 byte
+
+	// With a vector kernel, a literal (lit or seg) of two bytes or more is
+	// searched for by its two rarest bytes at once.
+	usePair bool
+	pair    pair
+}
+
+// pair is two bytes of a literal at different offsets: a byte c of a text
+// is the one at off when c|mask == want, so that the mask 0x20 takes a
+// letter in either case.
+type pair struct {
+	off1, off2   int
+	want1, want2 byte
+	mask1, mask2 byte
+}
+
+// choosePair returns the pair of lit's two cheapest bytes, pivot the
+// cheapest; with fold, lit is in lower case and its letters match in
+// either case.
+func choosePair(lit []byte, pivot int, cost func(c byte) int, fold bool) pair {
+	second := -1
+	for i := range lit {
+		if i != pivot && (second < 0 || cost(lit[i]) < cost(lit[second])) {
+			second = i
+		}
+	}
+	mask := func(c byte) byte {
+		if fold && 'a' <= c && c <= 'z' {
+			return 0x20
+		}
+		return 0
+	}
+	return pair{
+		off1: pivot, off2: second,
+		want1: lit[pivot], want2: lit[second],
+		mask1: mask(lit[pivot]), mask2: mask(lit[second]),
+	}
 }
 
 // Compile compiles pattern. With literal set the pattern is plain text;
@@ -73,6 +110,10 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 				m.pivot = i
 			}
 		}
+		if havePair && len(lit) >= 2 {
+			m.usePair = true
+			m.pair = choosePair(lit, m.pivot, rankCost, false)
+		}
 		if !m.pure {
 			m.around = windowAround(re, lit)
 		}
@@ -102,16 +143,26 @@ func (m *Matcher) foldPrefilter(lit []byte) {
 		return
 	}
 	m.fold, m.seg = true, best
-	cost := func(c byte) int {
-		u := byte(unicode.ToUpper(rune(c)))
-		return int(max(byteRank[c], byteRank[u]))*2 + int(min(byteRank[c], byteRank[u]))
-	}
 	for i := range best {
-		if cost(best[i]) < cost(best[m.pivot]) {
+		if foldCost(best[i]) < foldCost(best[m.pivot]) {
 			m.pivot = i
 		}
 	}
 	m.b1, m.b2 = best[m.pivot], byte(unicode.ToUpper(rune(best[m.pivot])))
+	if havePair && len(best) >= 2 {
+		m.usePair = true
+		m.pair = choosePair(best, m.pivot, foldCost, true)
+	}
+}
+
+// rankCost is the cost of searching for byte c: its rank.
+func rankCost(c byte) int { return int(byteRank[c]) }
+
+// foldCost is the cost of searching for c, in lower case, in either case:
+// the commoner case's rank counts double.
+func foldCost(c byte) int {
+	u := byte(unicode.ToUpper(rune(c)))
+	return int(max(byteRank[c], byteRank[u]))*2 + int(min(byteRank[c], byteRank[u]))
 }
 
 // asciiFoldClosed reports whether r and all its case variants are ASCII.
@@ -280,6 +331,9 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 // after pos, or -1. It looks for the literal's rarest byte and checks the
 // rest around it.
 func (m *Matcher) findLiteral(text []byte, pos int) int {
+	if m.usePair {
+		return m.findPair(text, pos, m.lit, false)
+	}
 	for {
 		from := pos + m.pivot
 		if from >= len(text) {
@@ -297,6 +351,40 @@ func (m *Matcher) findLiteral(text []byte, pos int) int {
 	}
 }
 
+// findPair returns the offset of the first occurrence of lit at or after
+// pos, or -1, in any mix of cases with fold (lit then in lower case). The
+// kernel finds where both bytes of m.pair are; only there is lit compared.
+func (m *Matcher) findPair(text []byte, pos int, lit []byte, fold bool) int {
+	p := &m.pair
+	for pos+len(lit) <= len(text) {
+		i, found := indexPair(text[pos:], p.off1, p.off2, p.want1, p.want2, p.mask1, p.mask2)
+		s := pos + i
+		if !found {
+			// The kernel stops short of the text's last bytes.
+			for ; s+len(lit) <= len(text); s++ {
+				if text[s+p.off1]|p.mask1 == p.want1 && text[s+p.off2]|p.mask2 == p.want2 && equalAt(text, s, lit, fold) {
+					return s
+				}
+			}
+			return -1
+		}
+		if s+len(lit) <= len(text) && equalAt(text, s, lit, fold) {
+			return s
+		}
+		pos = s + 1
+	}
+	return -1
+}
+
+// equalAt reports whether text holds lit at s, which it fits, in any mix
+// of cases with fold.
+func equalAt(text []byte, s int, lit []byte, fold bool) bool {
+	if fold {
+		return equalFoldASCII(text[s:s+len(lit)], lit)
+	}
+	return bytes.Equal(text[s:s+len(lit)], lit)
+}
+
 // foldState caches where b1 and b2 occur next during one search: -2 not
 // looked for yet, -1 nowhere.
 type foldState struct{ next1, next2 int }
@@ -304,6 +392,9 @@ type foldState struct{ next1, next2 int }
 // findFold returns the offset of the first occurrence of m.seg, in any
 // mix of cases, at or after pos, or -1.
 func (m *Matcher) findFold(text []byte, pos int, st *foldState) int {
+	if m.usePair {
+		return m.findPair(text, pos, m.seg, true)
+	}
 	for {
 		from := pos + m.pivot
 		if from >= len(text) {

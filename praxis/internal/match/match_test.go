@@ -3,6 +3,7 @@ package match
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -102,17 +103,70 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"no final":        []byte("k"),
 		"literal at end":  []byte("abc\nerr"),
 		"literal at edge": []byte("err != nil"),
+		// Long enough for the vector search's blocks, the literals at
+		// every offset in them.
+		"long": []byte(strings.Repeat("x"+sample+"\n", 5) + strings.Repeat("y", 33) + sample),
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, tt.literal, tt.ignoreCase)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.pattern, err)
 		}
-		for name, text := range texts {
-			got := lines(t, m, text)
-			want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
-			if !slices.Equal(got, want) {
-				t.Errorf("%q literal=%v ignoreCase=%v on %s:\n got %q\nwant %q", tt.pattern, tt.literal, tt.ignoreCase, name, got, want)
+		for _, usePair := range []bool{m.usePair, false} {
+			m := *m
+			m.usePair = usePair
+			for name, text := range texts {
+				got := lines(t, &m, text)
+				want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
+				if !slices.Equal(got, want) {
+					t.Errorf("%q literal=%v ignoreCase=%v pair=%v on %s:\n got %q\nwant %q", tt.pattern, tt.literal, tt.ignoreCase, usePair, name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestIndexPair holds the vector kernel to its contract, checked a
+// position at a time (the first position holding the pair or, without
+// one, where it stopped, past its last whole block), on texts of every
+// length to five blocks, with pairs at every two offsets to 20, in either
+// case, over an alphabet small enough that both bytes meet often.
+func TestIndexPair(t *testing.T) {
+	if !havePair {
+		t.Skip("no vector kernel on this platform")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("aAbB-")
+	for n := range 81 {
+		text := make([]byte, n)
+		for i := range text {
+			text[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		for off1 := range 21 {
+			for off2 := range 21 {
+				for _, c := range []struct{ want1, want2, mask1, mask2 byte }{
+					{'a', 'b', 0, 0}, {'a', 'b', 0x20, 0x20}, {'-', 'a', 0, 0x20}, {'B', 'B', 0, 0}, {'z', 'a', 0, 0},
+				} {
+					i, found := indexPair(text, off1, off2, c.want1, c.want2, c.mask1, c.mask2)
+					last := max(off1, off2)
+					at := func(p int) bool {
+						return text[p+off1]|c.mask1 == c.want1 && text[p+off2]|c.mask2 == c.want2
+					}
+					bad := func(format string, args ...any) {
+						t.Fatalf("len %d, offsets %d %d, %+v: %s", n, off1, off2, c, fmt.Sprintf(format, args...))
+					}
+					if found && (i+last >= n || !at(i)) {
+						bad("found %d, which does not hold the pair", i)
+					}
+					if !found && (i%16 != 0 || i+16+last <= n) {
+						bad("stopped at %d, short of the last whole block", i)
+					}
+					for p := range i {
+						if at(p) {
+							bad("returned %d (found %v), but %d holds the pair", i, found, p)
+						}
+					}
+				}
 			}
 		}
 	}
@@ -181,41 +235,52 @@ func TestWindowAround(t *testing.T) {
 	}
 }
 
-// TestRarestByte checks which byte of a literal is searched for first: the
-// one rarest in source code, wherever it sits in the literal, and for a
-// case-insensitive literal the one whose two cases are rarest together.
+// TestRarestByte checks which bytes of a literal are searched for first:
+// the one rarest in source code, wherever it sits in the literal, and for
+// a case-insensitive literal the one whose two cases are rarest together;
+// with a vector kernel, together with the next rarest at another offset.
 func TestRarestByte(t *testing.T) {
 	tests := []struct {
-		pattern    string
-		ignoreCase bool
-		want       byte
+		pattern      string
+		ignoreCase   bool
+		want, second byte
 	}{
-		{"func main", false, 'm'}, // not f, the first byte
-		{"err != nil", false, '!'},
-		{"return nil", false, 'u'},
-		{"ExceedinglyRareToken", false, 'k'},
-		{`context\.Context`, false, 'C'},
-		{"x := y", false, 'y'},
-		{`func \w+\(ctx context\.Context`, false, 'C'},
-		{"EXCEEDINGLY", true, 'y'},
-		{"zone", true, 'z'},
+		{"func main", false, 'm', 'u'}, // not f, the first byte
+		{"err != nil", false, '!', '='},
+		{"return nil", false, 'u', 'l'},
+		{"ExceedinglyRareToken", false, 'k', 'R'},
+		{`context\.Context`, false, 'C', '.'},
+		{"x := y", false, 'y', '='},
+		{`func \w+\(ctx context\.Context`, false, 'C', '('},
+		{"EXCEEDINGLY", true, 'y', 'g'},
+		{"zone", true, 'z', 'n'},
+		{"content-type", true, '-', 'y'},
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, tt.ignoreCase)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got byte
+		lit, cost := m.lit, rankCost
 		switch {
 		case m.lit != nil:
-			got = m.lit[m.pivot]
 		case m.fold:
-			got = m.seg[m.pivot]
+			lit, cost = m.seg, foldCost
 		default:
 			t.Fatalf("%q: no prefilter", tt.pattern)
 		}
-		if got != tt.want {
+		if got := lit[m.pivot]; got != tt.want {
 			t.Errorf("%q ignoreCase=%v: searches %q first, want %q", tt.pattern, tt.ignoreCase, got, tt.want)
+		}
+		p := choosePair(lit, m.pivot, cost, tt.ignoreCase)
+		if p.off1 != m.pivot || p.want1 != tt.want || p.want2 != tt.second || lit[p.off2] != tt.second {
+			t.Errorf("%q ignoreCase=%v: pair %+v, want %q then %q", tt.pattern, tt.ignoreCase, p, tt.want, tt.second)
+		}
+		if m.usePair && m.pair != p {
+			t.Errorf("%q ignoreCase=%v: the matcher searches for %+v, not %+v", tt.pattern, tt.ignoreCase, m.pair, p)
+		}
+		if mask := byte(0x20); tt.ignoreCase && p.mask1 != mask && 'a' <= p.want1 && p.want1 <= 'z' {
+			t.Errorf("%q: the letter %q is not matched in either case", tt.pattern, p.want1)
 		}
 	}
 }
@@ -314,9 +379,11 @@ func BenchmarkLines(b *testing.B) {
 		{"common", "err != nil", false},
 		{"main", "func main", false},
 		{"return", "return nil", false},
+		{"word", "return", false},
 		{"rare", "ExceedinglyRareToken", false},
 		{"regex", `func \w+\(ctx context\.Context`, false},
 		{"fold", "exceedinglyraretoken", true},
+		{"fold-common", "content-type", true},
 		{"class", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false},
 	} {
 		m, err := Compile(c.pattern, false, c.ignoreCase)
