@@ -144,8 +144,7 @@ type grepScan struct {
 // grepWalk searches the files below dir in parallel.
 func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opts walk.Options) (grepScan, error) {
 	opts.Workers = runtime.GOMAXPROCS(0)
-	bufs := make([][]byte, opts.Workers)
-	found := make([][]grepHit, opts.Workers)
+	workers := make([]*grepWorker, opts.Workers)
 	var skipped, searched atomic.Int64
 	var progress struct {
 		sync.Mutex
@@ -160,23 +159,50 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 			}
 			progress.Unlock()
 		}
-		data, err := f.Read(bufs[w], e.opts.MaxFileBytes)
+		gw := workers[w]
+		if gw == nil {
+			gw = newGrepWorker(m)
+			workers[w] = gw
+		}
+		gw.count = lineCounter{}
+		buf, err := f.Scan(gw.buf, e.opts.MaxFileBytes, gw.add)
 		if err != nil {
 			if errors.Is(err, walk.ErrTooLarge) {
 				skipped.Add(1)
 			}
 			return nil // vanished or unreadable: skipped, as ripgrep does
 		}
-		bufs[w] = data[:0]
-		if n := countLines(m, data); n > 0 {
-			found[w] = append(found[w], grepHit{f.Path(), n})
+		gw.buf = buf
+		if c := gw.count; !c.binary && c.n > 0 {
+			gw.found = append(gw.found, grepHit{f.Path(), c.n})
 		}
 		return nil
 	})
 	if err != nil {
 		return grepScan{}, e.walkFailure(ctx, "grep", dir, err)
 	}
-	return grepScan{hits: slices.Concat(found...), large: skipped.Load(), unreadable: st.Unreadable}, nil
+	var hits []grepHit
+	for _, gw := range workers {
+		if gw != nil {
+			hits = append(hits, gw.found...)
+		}
+	}
+	return grepScan{hits: hits, large: skipped.Load(), unreadable: st.Unreadable}, nil
+}
+
+// grepWorker is one walk worker's state: the buffer it reads into, the
+// count of the file it is searching and the files it found.
+type grepWorker struct {
+	buf   []byte
+	count lineCounter
+	add   func(p []byte, whole bool) bool // count.add, made once
+	found []grepHit
+}
+
+func newGrepWorker(m *match.Matcher) *grepWorker {
+	gw := &grepWorker{buf: make([]byte, 0, grepBuffer)}
+	gw.add = func(p []byte, whole bool) bool { return gw.count.add(m, p, whole) }
+	return gw
 }
 
 // globSelect returns the walk selection for grep's glob argument. As with
@@ -204,23 +230,54 @@ func globSelect(g string) func(sub, name string, isDir bool) walk.Choice {
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// grepBuffer is the memory each worker of a search reads files into; a
+// larger file is read and searched in pieces of whole lines.
+const grepBuffer = 256 << 10
+
 // countLines returns the number of matching lines in a file's bytes, or 0
 // for a binary file (one holding a NUL byte).
 func countLines(m *match.Matcher, data []byte) int {
-	n := 0
-	binary := false
-	m.Lines(bytes.TrimPrefix(data, utf8BOM), func(_, _, _ int) bool {
-		if n == 0 && bytes.IndexByte(data, 0) >= 0 {
-			binary = true
+	var c lineCounter
+	c.add(m, data, true)
+	if c.binary {
+		return 0
+	}
+	return c.n
+}
+
+// lineCounter counts the matching lines of a file read in pieces. A file
+// holding a NUL byte anywhere is binary and has none: a file read whole is
+// looked at for one only once it has a match, one read in pieces in every
+// piece, so that the search stops at the first.
+type lineCounter struct {
+	n      int
+	binary bool
+	begun  bool // past the first piece
+}
+
+// add counts the lines of the next piece; it returns false once the file
+// is known to be binary.
+func (c *lineCounter) add(m *match.Matcher, p []byte, whole bool) bool {
+	text := p
+	if !c.begun {
+		text = bytes.TrimPrefix(p, utf8BOM)
+		c.begun = true
+	}
+	if !whole && bytes.IndexByte(p, 0) >= 0 {
+		c.binary = true
+		return false
+	}
+	n := c.n
+	m.Lines(text, func(_, _, _ int) bool {
+		if whole && n == 0 && bytes.IndexByte(p, 0) >= 0 {
+			c.binary = true
 			return false
 		}
 		n++
 		return true
 	})
-	if binary {
-		return 0
-	}
-	return n
+	c.n = n
+	return !c.binary
 }
 
 // grepContent appends the matching lines of hits, in hashline form with

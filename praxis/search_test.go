@@ -189,6 +189,7 @@ func grepLines(t *testing.T, text string) []string {
 func TestGrepEqualsRipgrep(t *testing.T) {
 	rg := needRG(t)
 	ws := searchTree(t)
+	writeLargeFiles(t, ws)
 	e := newEngine(t, ws)
 	tests := []struct {
 		name string
@@ -246,6 +247,68 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeLargeFiles adds files that grep reads in pieces: larger than a
+// search worker's buffer, one with a line longer than it.
+func writeLargeFiles(t *testing.T, ws string) {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; b.Len() < 700<<10; i++ {
+		switch {
+		case i%37 == 0:
+			fmt.Fprintf(&b, "line %d holds a needle\n", i)
+		case i%101 == 0:
+			fmt.Fprintf(&b, "func f%d(ctx context.Context) Needle a.b(needle\n", i)
+		default:
+			fmt.Fprintf(&b, "line %d of hay %s\n", i, strings.Repeat("h", i%80))
+		}
+	}
+	mustWrite(t, filepath.Join(ws, "src", "big.txt"), b.String())
+	mustWrite(t, filepath.Join(ws, "src", "longline.txt"), "needle "+strings.Repeat("x", 300<<10)+" needle\nneedle\n")
+}
+
+// TestGrepLargeFiles counts matches in files read in pieces: larger than a
+// worker's buffer, with a line longer than it, with a NUL byte far in (a
+// binary file, with none counted, as with one early on).
+func TestGrepLargeFiles(t *testing.T) {
+	ws := t.TempDir()
+	writeLargeFiles(t, ws)
+	text := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "needle %d %s\n", i, strings.Repeat("h", i%90))
+		}
+		return b.String()
+	}
+	mustWrite(t, filepath.Join(ws, "late.dat"), text(20000)+"\x00"+text(10))
+	mustWrite(t, filepath.Join(ws, "early.dat"), "\x00"+text(20000))
+	mustWrite(t, filepath.Join(ws, "bom.txt"), "\ufeffneedle first\n"+text(20000))
+	e := newEngine(t, ws)
+	res := callOK(t, e, "grep", map[string]any{"pattern": "^needle|needle$", "output": "count"})
+	got := resultLines(res.Text)
+	slices.Sort(got)
+	want := []string{"bom.txt:20001", "src/big.txt:" + strconv.Itoa(countMatching(t, ws, "src/big.txt", "^needle|needle$")), "src/longline.txt:2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// countMatching counts the lines of a workspace file that pattern matches.
+func countMatching(t *testing.T, ws, name, pattern string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(ws, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(pattern)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if re.MatchString(l) {
+			n++
+		}
+	}
+	return n
 }
 
 // resultLines returns the lines of a result that are not comments.

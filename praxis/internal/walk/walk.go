@@ -11,6 +11,7 @@
 package walk
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -81,7 +82,52 @@ func (f *File) Path() string { return join(f.dir.rel, f.Name) }
 // the bytes read: they stay valid until buf is used again. A file over max
 // bytes is ErrTooLarge.
 func (f *File) Read(buf []byte, max int64) ([]byte, error) {
-	return f.dir.fd.readFile(f.Name, buf, max)
+	return f.dir.fd.readFile(f.Name, buf, max, nil)
+}
+
+// Scan reads the file into buf in pieces and calls piece with each, in
+// order, until it returns false. Every piece but the last ends with "\n",
+// so that no line is cut; a file that fits in buf is one piece, with whole
+// set. buf grows only for a line longer than itself, and Scan returns it
+// for the next call. A file over max bytes is ErrTooLarge, which may come
+// after some of its pieces.
+//
+// The memory a search holds is then its buffer's, whatever the size of the
+// files it reads: growing a buffer to the largest file of a tree churns
+// fresh memory and brings on the garbage collector mid-walk.
+func (f *File) Scan(buf []byte, max int64, piece func(p []byte, whole bool) bool) ([]byte, error) {
+	return f.dir.fd.readFile(f.Name, buf, max, piece)
+}
+
+// nextPiece gives piece, if any, the lines buf holds whole, keeps the rest
+// at buf's start and adds what it gave to *done; ok is false when piece
+// asks to stop. buf is full: without a line break in it, or without piece,
+// it is returned as it is, to be grown.
+func nextPiece(buf []byte, piece func([]byte, bool) bool, done *int64) (rest []byte, ok bool) {
+	if piece == nil {
+		return buf, true
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 {
+		return buf, true
+	}
+	if !piece(buf[:i+1], false) {
+		return buf[:0], false
+	}
+	*done += int64(i + 1)
+	return buf[:copy(buf, buf[i+1:])], true
+}
+
+// endRead ends a read at the end of the file: whole, it returns the bytes
+// read; in pieces, it gives piece the last one and returns the buffer.
+func endRead(buf []byte, piece func([]byte, bool) bool, whole bool) ([]byte, error) {
+	if piece == nil {
+		return buf, nil
+	}
+	if len(buf) > 0 || whole {
+		piece(buf, whole)
+	}
+	return buf[:0], nil
 }
 
 // ModTime returns the file's modification time in nanoseconds since the
@@ -374,9 +420,9 @@ func (w *walker) loadIgnores(wk *worker, d *dirNode) *ignores {
 		}
 		switch e.name {
 		case gitignoreName:
-			git, _ = d.fd.readFile(e.name, nil, maxIgnoreBytes)
+			git, _ = d.fd.readFile(e.name, nil, maxIgnoreBytes, nil)
 		case dotignoreName:
-			dot, _ = d.fd.readFile(e.name, nil, maxIgnoreBytes)
+			dot, _ = d.fd.readFile(e.name, nil, maxIgnoreBytes, nil)
 		}
 	}
 	if git == nil && dot == nil {

@@ -186,8 +186,10 @@ func (d dirFD) modTime(name string) (int64, error) {
 	return st.Mtim.Nano(), nil
 }
 
-// readFile reads the regular file name into buf. O_NONBLOCK keeps a FIFO
-// swapped in after the directory was read from blocking the open.
+// readFile reads the regular file name into buf: whole, growing buf to
+// fit, with piece nil, else in pieces as File.Scan gives them. O_NONBLOCK
+// keeps a FIFO swapped in after the directory was read from blocking the
+// open.
 //
 // Most files are read in one system call besides the open and the close:
 // the file is read into buf without asking its size first, and a read that
@@ -200,8 +202,8 @@ func (d dirFD) modTime(name string) (int64, error) {
 // regular file either refuses the read (a directory, a FIFO with no data)
 // or gives what an attacker who may swap it in could have written into a
 // file anyway. An empty read is stat'ed too: a FIFO without a writer gives
-// one.
-func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
+// one. A file over limit bytes is ErrTooLarge.
+func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byte, whole bool) bool) ([]byte, error) {
 	f, err := d.openFile(name)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
@@ -214,7 +216,8 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 		buf = make([]byte, 0, minReadBuf)
 	}
 	buf = buf[:0]
-	size := -1 // known once stat'ed
+	size := int64(-1) // known once stat'ed
+	var done int64    // bytes given to piece
 	for {
 		if len(buf) == cap(buf) {
 			if size < 0 {
@@ -225,24 +228,30 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 				if st.Mode&unix.S_IFMT != unix.S_IFREG {
 					return nil, ErrNotRegular
 				}
-				if st.Size > max {
+				if st.Size > limit {
 					return nil, ErrTooLarge
 				}
-				size = int(st.Size)
-				if len(buf) == size {
-					return buf, nil
+				size = st.Size
+				if int64(len(buf)) == size {
+					return endRead(buf, piece, true)
 				}
 			}
-			if int64(len(buf)) > max {
+			if done+int64(len(buf)) > limit {
 				return nil, ErrTooLarge
 			}
-			need := len(buf) + 1
-			if size >= need {
-				need = size + 1 // room to see the end: a file may grow
+			var ok bool
+			if buf, ok = nextPiece(buf, piece, &done); !ok {
+				return buf, nil
 			}
-			grown := make([]byte, len(buf), need+need/8+512)
-			copy(grown, buf)
-			buf = grown
+			if len(buf) == cap(buf) { // whole, or a line longer than buf
+				need := len(buf) + 1
+				if rest := int(size - done); piece == nil && rest >= need {
+					need = rest + 1 // room to see the end: a file may grow
+				}
+				grown := make([]byte, len(buf), max(need+need/8+512, 2*cap(buf)))
+				copy(grown, buf)
+				buf = grown
+			}
 		}
 		n, err := f.read(buf[len(buf):cap(buf)])
 		switch {
@@ -254,14 +263,15 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 			return nil, err
 		}
 		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > max {
+		off := done + int64(len(buf)) // the offset read to
+		if off > limit {
 			return nil, ErrTooLarge
 		}
 		// Done at the end of the file: a read of nothing, the size the
 		// stat gave, or a short read that is not at a page boundary.
 		// Saving the read that would return 0 matters over thousands of
 		// files.
-		if n == 0 && len(buf) == 0 && size < 0 {
+		if n == 0 && off == 0 && size < 0 {
 			// Empty: a FIFO without a writer reads so too.
 			var st unix.Stat_t
 			if err := unix.Fstat(f.fd, &st); err != nil {
@@ -270,10 +280,10 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 			if st.Mode&unix.S_IFMT != unix.S_IFREG {
 				return nil, ErrNotRegular
 			}
-			return buf, nil
+			return endRead(buf, piece, true)
 		}
-		if n == 0 || len(buf) == size || (size < 0 && len(buf) < cap(buf) && len(buf)%pageSize != 0) {
-			return buf, nil
+		if n == 0 || off == size || (size < 0 && len(buf) < cap(buf) && off%pageSize != 0) {
+			return endRead(buf, piece, done == 0)
 		}
 	}
 }

@@ -95,7 +95,7 @@ func (d dirFD) modTime(name string) (int64, error) {
 	return fi.ModTime().UnixNano(), nil
 }
 
-func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
+func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byte, whole bool) bool) ([]byte, error) {
 	p := d.path(name)
 	if fi, err := d.root.Lstat(p); err != nil {
 		return nil, err
@@ -114,21 +114,28 @@ func (d dirFD) readFile(name string, buf []byte, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, ErrNotRegular
 	}
-	if fi.Size() > max {
+	if fi.Size() > limit {
 		return nil, ErrTooLarge
 	}
 	buf = buf[:0]
+	var done int64 // bytes given to piece
 	for {
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
-				return nil, ErrTooLarge
+			var ok bool
+			if buf, ok = nextPiece(buf, piece, &done); !ok {
+				return buf, nil
 			}
-			buf = append(buf, 0)[:len(buf)]
+			if len(buf) == cap(buf) { // whole, or a line longer than buf
+				buf = append(buf, 0)[:len(buf)]
+			}
 		}
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if done+int64(len(buf)) > limit {
+			return nil, ErrTooLarge
+		}
 		if errors.Is(err, io.EOF) {
-			return buf, nil
+			return endRead(buf, piece, done == 0)
 		}
 		if err != nil {
 			return nil, err

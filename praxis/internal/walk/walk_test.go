@@ -409,3 +409,99 @@ func TestReadSizes(t *testing.T) {
 		})
 	}
 }
+
+// TestScanSizes scans files of lines, around the page size and the
+// buffers' sizes, some with a line longer than the buffer, some without a
+// final line break or with a last line of one byte, into each kind of buffer: the pieces must be the
+// file in order, each but the last ending with a line break, a file that
+// fits the buffer one whole piece; a piece refused must end the scan, and
+// a file over the limit must be refused.
+func TestScanSizes(t *testing.T) {
+	sizes := []int{0, 1, 100, 4095, 4096, 4097, 16383, 16384, 16385, 65537, 300000}
+	dir := t.TempDir()
+	want := map[string][]byte{}
+	for i, n := range sizes {
+		for _, kind := range []string{"lines", "final", "long", "tail1"} {
+			data := make([]byte, n)
+			for j := range data {
+				data[j] = byte('a' + (i+j)%26)
+				if kind != "long" && (i+j)%(7+j%90) == 0 {
+					data[j] = '\n'
+				}
+			}
+			if kind == "long" && n > 2 {
+				data[1] = '\n' // then one line to the end
+			}
+			if kind == "final" && n > 0 {
+				data[n-1] = '\n'
+			}
+			if kind == "tail1" && n > 2 {
+				data[n-2], data[n-1] = '\n', 'x' // a last line of one byte
+			}
+			name := fmt.Sprintf("%s%06d", kind, n)
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want[name] = data
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	bufs := map[string]func() []byte{
+		"none":   func() []byte { return nil },
+		"small":  func() []byte { return make([]byte, 10) },
+		"page":   func() []byte { return make([]byte, 0, 4096) },
+		"exact":  func() []byte { return make([]byte, 0, 16384) },
+		"larger": func() []byte { return make([]byte, 0, 1<<20) },
+	}
+	for name, mk := range bufs {
+		t.Run(name, func(t *testing.T) {
+			reused := mk()
+			_, err := Walk(context.Background(), root, "", Options{Workers: 1}, func(_ int, f *File) error {
+				data := want[f.Name]
+				for _, buf := range [][]byte{mk(), reused} {
+					var got [][]byte
+					var wholes []bool
+					next, err := f.Scan(buf, 1<<20, func(p []byte, whole bool) bool {
+						got = append(got, bytes.Clone(p))
+						wholes = append(wholes, whole)
+						return true
+					})
+					if err != nil {
+						return fmt.Errorf("%s: %w", f.Name, err)
+					}
+					if !bytes.Equal(bytes.Join(got, nil), data) {
+						return fmt.Errorf("%s: the pieces are not the file", f.Name)
+					}
+					for i, p := range got[:len(got)-1] {
+						if !bytes.HasSuffix(p, []byte("\n")) {
+							return fmt.Errorf("%s: piece %d of %d cuts a line", f.Name, i, len(got))
+						}
+					}
+					if len(got) > 1 && slices.Contains(wholes, true) {
+						return fmt.Errorf("%s: a piece of %d is marked whole", f.Name, len(got))
+					}
+					if cap(buf) > len(data) && (len(got) != 1 || !wholes[0]) {
+						return fmt.Errorf("%s (%d bytes, buffer %d): %d pieces, whole %v", f.Name, len(data), cap(buf), len(got), wholes)
+					}
+					reused = next
+				}
+				calls := 0
+				if _, err := f.Scan(mk(), 1<<20, func([]byte, bool) bool { calls++; return false }); err != nil || calls != 1 {
+					return fmt.Errorf("%s: refusing the first piece: %d calls, %v", f.Name, calls, err)
+				}
+				limit := int64(len(data) - 1)
+				if _, err := f.Scan(mk(), limit, func([]byte, bool) bool { return true }); limit >= 0 && !errors.Is(err, ErrTooLarge) {
+					return fmt.Errorf("%s with limit %d: %v, want ErrTooLarge", f.Name, limit, err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
