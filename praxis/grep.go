@@ -161,11 +161,11 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 		}
 		gw := workers[w]
 		if gw == nil {
-			gw = newGrepWorker(m)
+			gw = &grepWorker{buf: make([]byte, 0, grepBuffer)}
 			workers[w] = gw
 		}
-		gw.count = lineCounter{}
-		buf, err := f.Scan(gw.buf, e.opts.MaxFileBytes, gw.add)
+		gw.lineCounter = lineCounter{m: m}
+		buf, err := f.Scan(gw.buf, e.opts.MaxFileBytes, &gw.lineCounter)
 		if err != nil {
 			if errors.Is(err, walk.ErrTooLarge) {
 				skipped.Add(1)
@@ -173,7 +173,7 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 			return nil // vanished or unreadable: skipped, as ripgrep does
 		}
 		gw.buf = buf
-		if c := gw.count; !c.binary && c.n > 0 {
+		if c := gw.lineCounter; !c.binary && c.n > 0 {
 			gw.found = append(gw.found, grepHit{f.Path(), c.n})
 		}
 		return nil
@@ -193,16 +193,9 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 // grepWorker is one walk worker's state: the buffer it reads into, the
 // count of the file it is searching and the files it found.
 type grepWorker struct {
-	buf   []byte
-	count lineCounter
-	add   func(p []byte, whole bool) bool // count.add, made once
+	buf []byte
+	lineCounter
 	found []grepHit
-}
-
-func newGrepWorker(m *match.Matcher) *grepWorker {
-	gw := &grepWorker{buf: make([]byte, 0, grepBuffer)}
-	gw.add = func(p []byte, whole bool) bool { return gw.count.add(m, p, whole) }
-	return gw
 }
 
 // globSelect returns the walk selection for grep's glob argument. As with
@@ -237,27 +230,29 @@ const grepBuffer = 256 << 10
 // countLines returns the number of matching lines in a file's bytes, or 0
 // for a binary file (one holding a NUL byte).
 func countLines(m *match.Matcher, data []byte) int {
-	var c lineCounter
-	c.add(m, data, true)
+	c := lineCounter{m: m}
+	c.Piece(data, true)
 	if c.binary {
 		return 0
 	}
 	return c.n
 }
 
-// lineCounter counts the matching lines of a file read in pieces. A file
-// holding a NUL byte anywhere is binary and has none: a file read whole is
-// looked at for one only once it has a match, one read in pieces in every
-// piece, so that the search stops at the first.
+// lineCounter counts the lines of a file that m matches, the file read in
+// pieces (it is a walk.Pieces). A file holding a NUL byte anywhere is
+// binary and has none: a file read whole is looked at for one only once it
+// has a match, one read in pieces in every piece, so that the search stops
+// at the first.
 type lineCounter struct {
+	m      *match.Matcher
 	n      int
 	binary bool
 	begun  bool // past the first piece
 }
 
-// add counts the lines of the next piece; it returns false once the file
-// is known to be binary.
-func (c *lineCounter) add(m *match.Matcher, p []byte, whole bool) bool {
+// Piece counts the lines of the next piece; it returns false once the
+// file is known to be binary.
+func (c *lineCounter) Piece(p []byte, whole bool) bool {
 	text := p
 	if !c.begun {
 		text = bytes.TrimPrefix(p, utf8BOM)
@@ -268,7 +263,7 @@ func (c *lineCounter) add(m *match.Matcher, p []byte, whole bool) bool {
 		return false
 	}
 	n := c.n
-	m.Lines(text, func(_, _, _ int) bool {
+	c.m.Lines(text, func(_, _, _ int) bool {
 		if whole && n == 0 && bytes.IndexByte(p, 0) >= 0 {
 			c.binary = true
 			return false
@@ -278,6 +273,16 @@ func (c *lineCounter) add(m *match.Matcher, p []byte, whole bool) bool {
 	})
 	c.n = n
 	return !c.binary
+}
+
+// Long looks at the start of a line too long for the buffer: a NUL byte
+// there makes the file binary, without reading on.
+func (c *lineCounter) Long(start []byte) bool {
+	if bytes.IndexByte(start, 0) >= 0 {
+		c.binary = true
+		return false
+	}
+	return true
 }
 
 // grepContent appends the matching lines of hits, in hashline form with

@@ -270,7 +270,8 @@ func writeLargeFiles(t *testing.T, ws string) {
 
 // TestGrepLargeFiles counts matches in files read in pieces: larger than a
 // worker's buffer, with a line longer than it, with a NUL byte far in (a
-// binary file, with none counted, as with one early on).
+// binary file, with none counted, as with one early on or in a line longer
+// than the buffer).
 func TestGrepLargeFiles(t *testing.T) {
 	ws := t.TempDir()
 	writeLargeFiles(t, ws)
@@ -283,6 +284,7 @@ func TestGrepLargeFiles(t *testing.T) {
 	}
 	mustWrite(t, filepath.Join(ws, "late.dat"), text(20000)+"\x00"+text(10))
 	mustWrite(t, filepath.Join(ws, "early.dat"), "\x00"+text(20000))
+	mustWrite(t, filepath.Join(ws, "blob.dat"), "needle\x00"+strings.Repeat("x", 1<<20)+"\nneedle\n")
 	mustWrite(t, filepath.Join(ws, "bom.txt"), "\ufeffneedle first\n"+text(20000))
 	e := newEngine(t, ws)
 	res := callOK(t, e, "grep", map[string]any{"pattern": "^needle|needle$", "output": "count"})

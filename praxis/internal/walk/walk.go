@@ -85,33 +85,46 @@ func (f *File) Read(buf []byte, max int64) ([]byte, error) {
 	return f.dir.fd.readFile(f.Name, buf, max, nil)
 }
 
-// Scan reads the file into buf in pieces and calls piece with each, in
+// Scan reads the file into buf in pieces and gives each to to.Piece, in
 // order, until it returns false. Every piece but the last ends with "\n",
 // so that no line is cut; a file that fits in buf is one piece, with whole
-// set. buf grows only for a line longer than itself, and Scan returns it
+// set. buf grows only for a line longer than itself, after to.Long has
+// seen the start of that line and not stopped the scan; Scan returns buf
 // for the next call. A file over max bytes is ErrTooLarge, which may come
 // after some of its pieces.
 //
 // The memory a search holds is then its buffer's, whatever the size of the
 // files it reads: growing a buffer to the largest file of a tree churns
 // fresh memory and brings on the garbage collector mid-walk.
-func (f *File) Scan(buf []byte, max int64, piece func(p []byte, whole bool) bool) ([]byte, error) {
-	return f.dir.fd.readFile(f.Name, buf, max, piece)
+func (f *File) Scan(buf []byte, max int64, to Pieces) ([]byte, error) {
+	return f.dir.fd.readFile(f.Name, buf, max, to)
 }
 
-// nextPiece gives piece, if any, the lines buf holds whole, keeps the rest
-// at buf's start and adds what it gave to *done; ok is false when piece
-// asks to stop. buf is full: without a line break in it, or without piece,
-// it is returned as it is, to be grown.
-func nextPiece(buf []byte, piece func([]byte, bool) bool, done *int64) (rest []byte, ok bool) {
-	if piece == nil {
+// Pieces takes the pieces of a file File.Scan reads.
+type Pieces interface {
+	// Piece takes the next piece; false stops the scan.
+	Piece(p []byte, whole bool) bool
+	// Long takes the start of a line longer than the buffer, before the
+	// buffer grows to hold it; false stops the scan.
+	Long(start []byte) bool
+}
+
+// nextPiece gives to, if any, the lines buf holds whole, keeps the rest at
+// buf's start and adds what it gave to *done; ok is false when to asks to
+// stop. buf is full: without a line break in it, or without to, it is
+// returned as it is, to be grown.
+func nextPiece(buf []byte, to Pieces, done *int64) (rest []byte, ok bool) {
+	if to == nil {
 		return buf, true
 	}
 	i := bytes.LastIndexByte(buf, '\n')
 	if i < 0 {
+		if !to.Long(buf) {
+			return buf[:0], false
+		}
 		return buf, true
 	}
-	if !piece(buf[:i+1], false) {
+	if !to.Piece(buf[:i+1], false) {
 		return buf[:0], false
 	}
 	*done += int64(i + 1)
@@ -119,13 +132,13 @@ func nextPiece(buf []byte, piece func([]byte, bool) bool, done *int64) (rest []b
 }
 
 // endRead ends a read at the end of the file: whole, it returns the bytes
-// read; in pieces, it gives piece the last one and returns the buffer.
-func endRead(buf []byte, piece func([]byte, bool) bool, whole bool) ([]byte, error) {
-	if piece == nil {
+// read; in pieces, it gives to the last one and returns the buffer.
+func endRead(buf []byte, to Pieces, whole bool) ([]byte, error) {
+	if to == nil {
 		return buf, nil
 	}
 	if len(buf) > 0 || whole {
-		piece(buf, whole)
+		to.Piece(buf, whole)
 	}
 	return buf[:0], nil
 }

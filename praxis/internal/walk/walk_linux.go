@@ -187,7 +187,7 @@ func (d dirFD) modTime(name string) (int64, error) {
 }
 
 // readFile reads the regular file name into buf: whole, growing buf to
-// fit, with piece nil, else in pieces as File.Scan gives them. O_NONBLOCK
+// fit, with to nil, else in pieces as File.Scan gives them. O_NONBLOCK
 // keeps a FIFO swapped in after the directory was read from blocking the
 // open.
 //
@@ -203,7 +203,7 @@ func (d dirFD) modTime(name string) (int64, error) {
 // or gives what an attacker who may swap it in could have written into a
 // file anyway. An empty read is stat'ed too: a FIFO without a writer gives
 // one. A file over limit bytes is ErrTooLarge.
-func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byte, whole bool) bool) ([]byte, error) {
+func (d dirFD) readFile(name string, buf []byte, limit int64, to Pieces) ([]byte, error) {
 	f, err := d.openFile(name)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
@@ -217,7 +217,7 @@ func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byt
 	}
 	buf = buf[:0]
 	size := int64(-1) // known once stat'ed
-	var done int64    // bytes given to piece
+	var done int64    // bytes given to to
 	for {
 		if len(buf) == cap(buf) {
 			if size < 0 {
@@ -233,19 +233,19 @@ func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byt
 				}
 				size = st.Size
 				if int64(len(buf)) == size {
-					return endRead(buf, piece, true)
+					return endRead(buf, to, true)
 				}
 			}
 			if done+int64(len(buf)) > limit {
 				return nil, ErrTooLarge
 			}
 			var ok bool
-			if buf, ok = nextPiece(buf, piece, &done); !ok {
+			if buf, ok = nextPiece(buf, to, &done); !ok {
 				return buf, nil
 			}
 			if len(buf) == cap(buf) { // whole, or a line longer than buf
 				need := len(buf) + 1
-				if rest := int(size - done); piece == nil && rest >= need {
+				if rest := int(size - done); to == nil && rest >= need {
 					need = rest + 1 // room to see the end: a file may grow
 				}
 				grown := make([]byte, len(buf), max(need+need/8+512, 2*cap(buf)))
@@ -280,10 +280,10 @@ func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byt
 			if st.Mode&unix.S_IFMT != unix.S_IFREG {
 				return nil, ErrNotRegular
 			}
-			return endRead(buf, piece, true)
+			return endRead(buf, to, true)
 		}
 		if n == 0 || off == size || (size < 0 && len(buf) < cap(buf) && off%pageSize != 0) {
-			return endRead(buf, piece, done == 0)
+			return endRead(buf, to, done == 0)
 		}
 	}
 }

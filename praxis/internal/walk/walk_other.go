@@ -95,7 +95,7 @@ func (d dirFD) modTime(name string) (int64, error) {
 	return fi.ModTime().UnixNano(), nil
 }
 
-func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byte, whole bool) bool) ([]byte, error) {
+func (d dirFD) readFile(name string, buf []byte, limit int64, to Pieces) ([]byte, error) {
 	p := d.path(name)
 	if fi, err := d.root.Lstat(p); err != nil {
 		return nil, err
@@ -118,11 +118,11 @@ func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byt
 		return nil, ErrTooLarge
 	}
 	buf = buf[:0]
-	var done int64 // bytes given to piece
+	var done int64 // bytes given to to
 	for {
 		if len(buf) == cap(buf) {
 			var ok bool
-			if buf, ok = nextPiece(buf, piece, &done); !ok {
+			if buf, ok = nextPiece(buf, to, &done); !ok {
 				return buf, nil
 			}
 			if len(buf) == cap(buf) { // whole, or a line longer than buf
@@ -135,7 +135,7 @@ func (d dirFD) readFile(name string, buf []byte, limit int64, piece func(p []byt
 			return nil, ErrTooLarge
 		}
 		if errors.Is(err, io.EOF) {
-			return endRead(buf, piece, done == 0)
+			return endRead(buf, to, done == 0)
 		}
 		if err != nil {
 			return nil, err

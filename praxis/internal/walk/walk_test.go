@@ -465,11 +465,18 @@ func TestScanSizes(t *testing.T) {
 				for _, buf := range [][]byte{mk(), reused} {
 					var got [][]byte
 					var wholes []bool
-					next, err := f.Scan(buf, 1<<20, func(p []byte, whole bool) bool {
+					longs := 0
+					next, err := f.Scan(buf, 1<<20, pieceFuncs{func(p []byte, whole bool) bool {
 						got = append(got, bytes.Clone(p))
 						wholes = append(wholes, whole)
 						return true
-					})
+					}, func(start []byte) bool {
+						if bytes.IndexByte(start, '\n') >= 0 || !bytes.HasPrefix(data[len(bytes.Join(got, nil)):], start) {
+							t.Errorf("%s: Long given %d bytes that are not the start of a line", f.Name, len(start))
+						}
+						longs++
+						return true
+					}})
 					if err != nil {
 						return fmt.Errorf("%s: %w", f.Name, err)
 					}
@@ -481,6 +488,9 @@ func TestScanSizes(t *testing.T) {
 							return fmt.Errorf("%s: piece %d of %d cuts a line", f.Name, i, len(got))
 						}
 					}
+					if strings.HasPrefix(f.Name, "long") && cap(buf) > 0 && len(data) > cap(buf)+2 && longs == 0 {
+						return fmt.Errorf("%s (%d bytes, buffer %d): Long never called", f.Name, len(data), cap(buf))
+					}
 					if len(got) > 1 && slices.Contains(wholes, true) {
 						return fmt.Errorf("%s: a piece of %d is marked whole", f.Name, len(got))
 					}
@@ -490,11 +500,13 @@ func TestScanSizes(t *testing.T) {
 					reused = next
 				}
 				calls := 0
-				if _, err := f.Scan(mk(), 1<<20, func([]byte, bool) bool { calls++; return false }); err != nil || calls != 1 {
-					return fmt.Errorf("%s: refusing the first piece: %d calls, %v", f.Name, calls, err)
+				stop := func([]byte, bool) bool { calls++; return false }
+				if _, err := f.Scan(mk(), 1<<20, pieceFuncs{stop, func([]byte) bool { return false }}); err != nil || calls > 1 {
+					return fmt.Errorf("%s: refusing the first piece or long line: %d calls, %v", f.Name, calls, err)
 				}
+				all := pieceFuncs{func([]byte, bool) bool { return true }, func([]byte) bool { return true }}
 				limit := int64(len(data) - 1)
-				if _, err := f.Scan(mk(), limit, func([]byte, bool) bool { return true }); limit >= 0 && !errors.Is(err, ErrTooLarge) {
+				if _, err := f.Scan(mk(), limit, all); limit >= 0 && !errors.Is(err, ErrTooLarge) {
 					return fmt.Errorf("%s with limit %d: %v, want ErrTooLarge", f.Name, limit, err)
 				}
 				return nil
@@ -505,3 +517,12 @@ func TestScanSizes(t *testing.T) {
 		})
 	}
 }
+
+// pieceFuncs is a Pieces made of two functions.
+type pieceFuncs struct {
+	piece func(p []byte, whole bool) bool
+	long  func(start []byte) bool
+}
+
+func (f pieceFuncs) Piece(p []byte, whole bool) bool { return f.piece(p, whole) }
+func (f pieceFuncs) Long(start []byte) bool          { return f.long(start) }
