@@ -2,6 +2,14 @@
 
 #include "textflag.h"
 
+// BROADCAST sets every byte of X to the byte at arg; BX holds
+// 0x0101010101010101.
+#define BROADCAST(arg, X) \
+	MOVBQZX arg, AX; \
+	IMULQ   BX, AX; \
+	MOVQ    AX, X; \
+	PUNPCKLQDQ X, X
+
 // func indexPair(text []byte, off1, off2 int, want1, want2, mask1, mask2 byte) (i int, found bool)
 //
 // Sixteen candidate positions p at a time, two blocks of them per round
@@ -17,23 +25,11 @@ TEXT ·indexPair(SB), NOSPLIT, $0-57
 	MOVQ off2+32(FP), R9
 
 	// X0, X1: want1 and want2 in every byte; X2, X3: the masks.
-	MOVQ    $0x0101010101010101, BX
-	MOVBQZX want1+40(FP), AX
-	IMULQ   BX, AX
-	MOVQ    AX, X0
-	PUNPCKLQDQ X0, X0
-	MOVBQZX want2+41(FP), AX
-	IMULQ   BX, AX
-	MOVQ    AX, X1
-	PUNPCKLQDQ X1, X1
-	MOVBQZX mask1+42(FP), AX
-	IMULQ   BX, AX
-	MOVQ    AX, X2
-	PUNPCKLQDQ X2, X2
-	MOVBQZX mask2+43(FP), AX
-	IMULQ   BX, AX
-	MOVQ    AX, X3
-	PUNPCKLQDQ X3, X3
+	MOVQ $0x0101010101010101, BX
+	BROADCAST(want1+40(FP), X0)
+	BROADCAST(want2+41(FP), X1)
+	BROADCAST(mask1+42(FP), X2)
+	BROADCAST(mask2+43(FP), X3)
 
 	// R10: the last p whose block of sixteen fits; R13 the last whose
 	// two blocks do.

@@ -3,7 +3,6 @@
 package walk
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,36 +32,19 @@ func TestReadSwappedRemote(t *testing.T) {
 // read as its path.
 func rawModes(t *testing.T, dir string) map[string][2]bool {
 	t.Helper()
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
 	var mu sync.Mutex
 	modes := map[string][2]bool{}
-	_, err = Walk(context.Background(), root, "", Options{}, func(_ int, f *File) error {
-		data, err := f.Read(nil, 1<<20)
-		if err != nil {
-			t.Errorf("%s: %v", f.Path(), err)
-			return nil
-		}
-		if string(data) != f.Path()+"\n" {
-			t.Errorf("%s holds %q", f.Path(), data)
-		}
+	walkFiles(t, dir, "", Options{}, func(f *File) {
 		of, err := f.dir.fd.openFile(f.Name)
 		if err != nil {
 			t.Errorf("%s: %v", f.Path(), err)
-			return nil
+			return
 		}
 		of.close()
 		mu.Lock()
 		modes[f.Path()] = [2]bool{f.dir.fd.local, of.raw}
 		mu.Unlock()
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return modes
 }
 

@@ -166,13 +166,27 @@ func tree(t *testing.T, files ...string) string {
 
 func walkPaths(t *testing.T, dir, start string, opts Options) []string {
 	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	walkFiles(t, dir, start, opts, func(f *File) {
+		mu.Lock()
+		got = append(got, f.Path())
+		mu.Unlock()
+	})
+	slices.Sort(got)
+	return got
+}
+
+// walkFiles walks dir from start and calls fn, from the walk's workers,
+// for each file, once it has read as its path and a line break (ignore
+// files as anything).
+func walkFiles(t *testing.T, dir, start string, opts Options, fn func(f *File)) {
+	t.Helper()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	var mu sync.Mutex
-	var got []string
 	_, err = Walk(context.Background(), root, start, opts, func(w int, f *File) error {
 		data, err := f.Read(nil, 1<<20)
 		if err != nil {
@@ -181,16 +195,40 @@ func walkPaths(t *testing.T, dir, start string, opts Options) []string {
 		if string(data) != f.Path()+"\n" && f.Name != ".gitignore" && f.Name != ".ignore" {
 			return errors.New(f.Path() + " holds " + string(data))
 		}
-		mu.Lock()
-		got = append(got, f.Path())
-		mu.Unlock()
+		fn(f)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(got)
-	return got
+}
+
+// testBuffers make the buffers the read tests read into: none, one smaller
+// than most files, one of a page, one of the size readFile starts with,
+// one larger than any file.
+var testBuffers = map[string]func() []byte{
+	"none":   func() []byte { return nil },
+	"small":  func() []byte { return make([]byte, 10) },
+	"page":   func() []byte { return make([]byte, 0, 4096) },
+	"exact":  func() []byte { return make([]byte, 0, 16384) },
+	"larger": func() []byte { return make([]byte, 0, 1<<20) },
+}
+
+// openFiles writes files, by name, into a new directory and opens it.
+func openFiles(t *testing.T, files map[string][]byte) *os.Root {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
 }
 
 func TestWalk(t *testing.T) {
@@ -358,32 +396,16 @@ func TestReadLimit(t *testing.T) {
 // over the limit must be refused whatever the buffer.
 func TestReadSizes(t *testing.T) {
 	sizes := []int{0, 1, 100, 4095, 4096, 4097, 8192, 16383, 16384, 16385, 20000, 65536, 65537, 300000}
-	dir := t.TempDir()
 	want := map[string][]byte{}
 	for i, n := range sizes {
 		data := make([]byte, n)
 		for j := range data {
 			data[j] = byte('a' + (i+j)%26)
 		}
-		name := fmt.Sprintf("f%06d", n)
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want[name] = data
+		want[fmt.Sprintf("f%06d", n)] = data
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	bufs := map[string]func() []byte{
-		"none":   func() []byte { return nil },
-		"small":  func() []byte { return make([]byte, 10) },
-		"page":   func() []byte { return make([]byte, 0, 4096) },
-		"exact":  func() []byte { return make([]byte, 0, 16384) },
-		"larger": func() []byte { return make([]byte, 0, 1<<20) },
-	}
-	for name, mk := range bufs {
+	root := openFiles(t, want)
+	for name, mk := range testBuffers {
 		t.Run(name, func(t *testing.T) {
 			reused := mk()
 			_, err := Walk(context.Background(), root, "", Options{Workers: 1}, func(_ int, f *File) error {
@@ -418,7 +440,6 @@ func TestReadSizes(t *testing.T) {
 // a file over the limit must be refused.
 func TestScanSizes(t *testing.T) {
 	sizes := []int{0, 1, 100, 4095, 4096, 4097, 16383, 16384, 16385, 65537, 300000}
-	dir := t.TempDir()
 	want := map[string][]byte{}
 	for i, n := range sizes {
 		for _, kind := range []string{"lines", "final", "long", "tail1"} {
@@ -438,26 +459,11 @@ func TestScanSizes(t *testing.T) {
 			if kind == "tail1" && n > 2 {
 				data[n-2], data[n-1] = '\n', 'x' // a last line of one byte
 			}
-			name := fmt.Sprintf("%s%06d", kind, n)
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			want[name] = data
+			want[fmt.Sprintf("%s%06d", kind, n)] = data
 		}
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	bufs := map[string]func() []byte{
-		"none":   func() []byte { return nil },
-		"small":  func() []byte { return make([]byte, 10) },
-		"page":   func() []byte { return make([]byte, 0, 4096) },
-		"exact":  func() []byte { return make([]byte, 0, 16384) },
-		"larger": func() []byte { return make([]byte, 0, 1<<20) },
-	}
-	for name, mk := range bufs {
+	root := openFiles(t, want)
+	for name, mk := range testBuffers {
 		t.Run(name, func(t *testing.T) {
 			reused := mk()
 			_, err := Walk(context.Background(), root, "", Options{Workers: 1}, func(_ int, f *File) error {
