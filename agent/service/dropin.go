@@ -93,7 +93,7 @@ func (s *Service) chatStream(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "E_INVALID_ARGS", err.Error())
 		return
 	}
-	if _, running, _ := ss.snapshot(0); !running {
+	if !ss.active() { // a turn whose run_complete is out is over for clients
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

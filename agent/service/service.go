@@ -289,6 +289,18 @@ func (ss *session) settle() {
 	}
 }
 
+// activeLocked reports whether a turn runs for clients: started, and its
+// run_complete not out yet (its goroutine may still be closing the
+// journal).
+func (ss *session) activeLocked() bool { return ss.running && !ss.ending }
+
+// active is activeLocked with the lock taken.
+func (ss *session) active() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.activeLocked()
+}
+
 // snapshot returns the events from index i on, whether a turn runs, and
 // the channel that signals the next change.
 func (ss *session) snapshot(i int) ([]agent.Event, bool, <-chan struct{}) {
@@ -513,7 +525,7 @@ type Summary struct {
 func (ss *session) summary() Summary {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	sum := Summary{ID: ss.id, Running: ss.running && !ss.ending, Model: ss.opts.Model, Events: len(ss.events), Error: ss.failure}
+	sum := Summary{ID: ss.id, Running: ss.activeLocked(), Model: ss.opts.Model, Events: len(ss.events), Error: ss.failure}
 	var cost float64
 	priced := false
 	for _, ev := range ss.events {
@@ -636,7 +648,7 @@ func (s *Service) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.mu.Lock()
-	running := ss.running && !ss.ending
+	running := ss.activeLocked()
 	if running {
 		ss.cancel()
 	}

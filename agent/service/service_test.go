@@ -563,3 +563,31 @@ func TestStreamHintsAndKeepAlive(t *testing.T) {
 		t.Errorf("headers %v", resp.Header)
 	}
 }
+
+// TestChatStreamEnding: once a turn's run_complete is out, the turn is
+// over for clients, even while its goroutine still closes the journal:
+// useChat's resumption gets 204, as the summary says it is not running.
+// A client that read the stream to its end asks at once, inside that
+// window.
+func TestChatStreamEnding(t *testing.T) {
+	s, srv := newTestService(t, t.TempDir(), nil, nil)
+	ss := newSession("ending", SessionOptions{})
+	ss.running, ss.ending = true, true
+	s.mu.Lock()
+	s.sessions[ss.id] = ss
+	s.mu.Unlock()
+	// A stream would wait for the turn's events: the answer must come at
+	// once.
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(srv.URL + "/v1/chat/ending/stream")
+	if err != nil {
+		t.Fatalf("resuming a chat whose turn's run_complete is out: %v, want 204 at once", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("resuming a chat whose turn's run_complete is out: %s, want 204", resp.Status)
+	}
+	if ss.summary().Running {
+		t.Error("the summary says the turn runs")
+	}
+}
