@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/praxis-tools/praxis/praxis"
@@ -302,5 +303,57 @@ func TestSystemPrompt(t *testing.T) {
 		if strings.Contains(p, absent) {
 			t.Errorf("prompt without those tools mentions %q:\n%s", absent, p)
 		}
+	}
+}
+
+// TestSystemPromptTemplate holds render to text/template on the embedded
+// prompt, with every field set and not, and on templates that use each
+// thing render does, nested, trimmed or not; a template that needs more
+// than render does must panic.
+func TestSystemPromptTemplate(t *testing.T) {
+	infos := []PromptInfo{}
+	for mask := range 16 {
+		info := PromptInfo{Workspace: "/src/proj {{.x}} <&>", Hashline: mask&1 != 0}
+		if mask&2 != 0 {
+			info.Skills = "- go-style: how we write Go\n"
+		}
+		if mask&4 != 0 {
+			info.Memory = "  project/plan (1 KB): the plan  "
+		}
+		if mask&8 != 0 {
+			info.Workspace = ""
+		}
+		infos = append(infos, info)
+	}
+	templates := []string{
+		systemTemplate,
+		"a {{.Workspace}} b",
+		"a  {{- .Workspace -}}  b\n\n{{- if .Skills -}}\n\n[{{.Skills}}]\n  {{- end }}  c",
+		"{{if .Hashline}}h{{if .Skills}}s{{if .Memory}}m{{end}}S{{end}}H{{end}}.{{.Hashline}}",
+		"{{- if .Memory}}\n{{ .Memory }}\n{{- end}}\n",
+		"",
+		"no actions at all\n",
+	}
+	for _, tmpl := range templates {
+		ref := template.Must(template.New("ref").Parse(tmpl))
+		for _, info := range infos {
+			var want strings.Builder
+			if err := ref.Execute(&want, info); err != nil {
+				t.Fatal(err)
+			}
+			if got := render(tmpl, info.field); got != want.String() {
+				t.Errorf("template %q, %+v:\n got %q\nwant %q", tmpl, info, got, want.String())
+			}
+		}
+	}
+	for _, bad := range []string{"{{range .Skills}}x{{end}}", "{{if .Skills}}x", "x{{end}}", "{{.Nope}}", "{{.Skills | printf}}", "{{.Skills"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("render(%q) did not panic", bad)
+				}
+			}()
+			render(bad, PromptInfo{Skills: "s"}.field)
+		}()
 	}
 }

@@ -4,21 +4,18 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
-	"sync"
-	"text/template"
 
 	"github.com/praxis-tools/praxis/praxis"
 )
 
+// systemTemplate is the default system prompt, in the part of text/template
+// that render fills.
+//
 //go:embed system.md
 var systemTemplate string
-
-// systemPrompt is the parsed template, parsed on first use rather than at
-// start-up: most commands never build a prompt.
-var systemPrompt = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("system").Parse(systemTemplate))
-})
 
 // PromptInfo is what the default system prompt tells the model.
 type PromptInfo struct {
@@ -70,9 +67,87 @@ func listing(ctx context.Context, tools *praxis.Catalog, name string) string {
 
 // SystemPrompt renders the default system prompt.
 func SystemPrompt(info PromptInfo) string {
-	var b strings.Builder
-	if err := systemPrompt().Execute(&b, info); err != nil {
-		panic("agent: system prompt template: " + err.Error()) // a build-time mistake
+	return strings.TrimSpace(render(systemTemplate, info.field)) + "\n"
+}
+
+// field returns the text of the PromptInfo field name and whether it is
+// set (true, or not empty), as text/template would print and test it.
+func (info PromptInfo) field(name string) (text string, set bool) {
+	switch name {
+	case "Workspace":
+		return info.Workspace, info.Workspace != ""
+	case "Hashline":
+		return strconv.FormatBool(info.Hashline), info.Hashline
+	case "Skills":
+		return info.Skills, info.Skills != ""
+	case "Memory":
+		return info.Memory, info.Memory != ""
 	}
-	return strings.TrimSpace(b.String()) + "\n"
+	panic(fmt.Sprintf("agent: the system prompt has .%s, which is not a field of PromptInfo", name))
+}
+
+// render fills tmpl, written in a part of text/template's language: text,
+// {{.Field}}, {{if .Field}} ... {{end}} (nested or not), and the markers
+// "{{- " and " -}}" that trim the white space before and after an action.
+// It panics on anything else, a mistake in the embedded template that
+// TestSystemPromptTemplate catches.
+//
+// text/template is not used because its Execute calls methods by name:
+// with it linked, the linker keeps every exported method of every type
+// that could reach an interface, 13% of the binary (20.5 → 17.8 MB), all
+// of it mapped into every process.
+func render(tmpl string, field func(name string) (text string, set bool)) string {
+	var b strings.Builder
+	emit := true
+	var outer []bool // emit of each open if's surroundings
+	trimNext := false
+	for {
+		i := strings.Index(tmpl, "{{")
+		if i < 0 {
+			i = len(tmpl)
+		}
+		text := tmpl[:i]
+		if trimNext {
+			text = strings.TrimLeft(text, " \t\r\n")
+		}
+		if i == len(tmpl) {
+			if len(outer) > 0 {
+				panic("agent: the system prompt has an {{if}} without {{end}}")
+			}
+			if emit {
+				b.WriteString(text)
+			}
+			return b.String()
+		}
+		j := strings.Index(tmpl[i:], "}}")
+		if j < 0 {
+			panic("agent: the system prompt has an unclosed {{")
+		}
+		action := tmpl[i+2 : i+j]
+		tmpl = tmpl[i+j+2:]
+		if a, ok := strings.CutPrefix(action, "- "); ok {
+			text, action = strings.TrimRight(text, " \t\r\n"), a
+		}
+		action, trimNext = strings.CutSuffix(action, " -")
+		if emit {
+			b.WriteString(text)
+		}
+		switch action = strings.TrimSpace(action); {
+		case action == "end":
+			if len(outer) == 0 {
+				panic("agent: the system prompt has an {{end}} without {{if}}")
+			}
+			emit, outer = outer[len(outer)-1], outer[:len(outer)-1]
+		case strings.HasPrefix(action, "if ."):
+			_, set := field(action[len("if ."):])
+			outer = append(outer, emit)
+			emit = emit && set
+		case strings.HasPrefix(action, "."):
+			if text, _ := field(action[1:]); emit {
+				b.WriteString(text)
+			}
+		default:
+			panic(fmt.Sprintf("agent: the system prompt has {{%s}}, which render does not do", action))
+		}
+	}
 }

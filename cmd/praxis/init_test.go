@@ -52,3 +52,23 @@ func TestInitWork(t *testing.T) {
 		t.Fatalf("no init line of Praxis's packages in:\n%s", stderr.Bytes())
 	}
 }
+
+// TestNoMethodsByName fails when something linked in calls a method by
+// name through reflect (text/template's Execute does): the linker then
+// keeps every exported method of every type that could reach an
+// interface, 13% of the binary, all of it mapped into every process.
+func TestNoMethodsByName(t *testing.T) {
+	out, err := exec.Command("go", "tool", "nm", praxisBin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		if name := f[len(f)-1]; name == "reflect.Value.MethodByName" || name == "reflect.Value.Method" || name == "reflect.(*rtype).MethodByName" {
+			t.Errorf("the binary holds %s: something calls methods by name through reflect", name)
+		}
+	}
+}
