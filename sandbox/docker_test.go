@@ -194,7 +194,11 @@ func TestDockerNetwork(t *testing.T) {
 
 func TestDockerForkBomb(t *testing.T) {
 	r := dockerRunner(t, func(p *Policy) { p.Limits.Processes = 64 })
-	res := drun(t, r, Command{Script: `f() { f | f & }; f; wait`, Timeout: 60 * time.Second})
+	// The bomb's processes run in the background, and the command waits
+	// on after starting it: with "wait", which returns once the first
+	// pipeline's two shells have forked theirs, the command could end
+	// before the bomb reached the limit, and the limit go unreported.
+	res := drun(t, r, Command{Script: `f() { f | f & }; f; sleep 50`, Timeout: 60 * time.Second})
 	t.Logf("bomb: %v limit %q exit %d", res.Duration, res.Limit, res.ExitCode)
 	if res.Limit != "processes" || res.TimedOut {
 		t.Fatalf("limit %q timed out %v exit %d", res.Limit, res.TimedOut, res.ExitCode)
