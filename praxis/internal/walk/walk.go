@@ -87,8 +87,8 @@ func (f *File) Read(buf []byte, max int64) ([]byte, error) {
 
 // Scan reads the file into buf in pieces and gives each to to.Piece, in
 // order, until it returns false. Every piece but the last ends with "\n",
-// so that no line is cut; a file that fits in buf is one piece, with whole
-// set. buf grows only for a line longer than itself, after to.Long has
+// so that no line is cut; a file smaller than buf is one piece, with
+// whole set. buf grows only for a line longer than itself, after to.Long has
 // seen the start of that line and not stopped the scan; Scan returns buf
 // for the next call. A file over max bytes is ErrTooLarge, which may come
 // after some of its pieces.
