@@ -215,6 +215,10 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 		{"context", map[string]any{"pattern": "needle", "context": 2}, []string{"-C", "2", "needle"}},
 		{"context in one file", map[string]any{"pattern": "needle", "context": 1, "path": "src/sub/deep"}, []string{"-C", "1", "needle", "src/sub/deep"}},
 		{"no match", map[string]any{"pattern": "haystackless"}, []string{"haystackless"}},
+		{"alternation", map[string]any{"pattern": "needle|haystack|thread"}, []string{"needle|haystack|thread"}},
+		{"alternation, ignore case", map[string]any{"pattern": "NEEDLE|Thread", "ignore_case": true}, []string{"-i", "NEEDLE|Thread"}},
+		{"alternation in a regex", map[string]any{"pattern": `(nee|hay)[a-z]+\b`}, []string{`(nee|hay)[a-z]+\b`}},
+		{"word", map[string]any{"pattern": `\bneedle\b`}, []string{`\bneedle\b`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

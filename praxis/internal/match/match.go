@@ -5,8 +5,11 @@
 // the line, as in ripgrep). Patterns use Go's RE2 syntax; "^" and "$" match
 // at the start and end of every line, and no part of a pattern matches a
 // line break. Every pattern is searched for the longest literal string all
-// its matches contain, which is found with a fast substring search before
-// the regular expression looks at the one line around it.
+// its matches contain or, failing one, for a few literals every match
+// holds one of (the words of foo|bar|baz), each found with a fast
+// substring search before the regular expression looks at the one line
+// around it; a pattern that is just those literals needs no regular
+// expression at all.
 package match
 
 //go:generate go run gen_rank.go
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -41,6 +45,21 @@ type Matcher struct {
 
 	// With a vector kernel, a literal (lit or seg) of two bytes or more is
 	// searched for by its two rarest bytes at once.
+	usePair bool
+	pair    pair
+
+	// Without one literal, every match may still hold one of a few (the
+	// words of foo|bar|baz): any finds them, each by its rarest bytes.
+	any []finder
+}
+
+// finder searches for one literal of a set, in any mix of cases with
+// fold (lit then in lower case), by its rarest byte at pivot or, with
+// usePair, by that byte and the next rarest at once.
+type finder struct {
+	lit     []byte
+	fold    bool
+	pivot   int
 	usePair bool
 	pair    pair
 }
@@ -102,9 +121,16 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		return nil, fmt.Errorf("compiling %q: %w", pattern, err)
 	}
 	m := &Matcher{re: compiled}
-	if lit := required(re, false); len(lit) > 0 {
+	set := requiredSet(re, false)
+	if len(set) > 1 {
+		m.setPrefilter(re, set, false)
+		return m, nil
+	}
+	if len(set) == 1 {
+		lit := set[0]
 		m.lit = lit
-		m.pure = re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
+		ex, ok := exact(re, false)
+		m.pure = ok && sameSet(minimize(ex), set)
 		for i := range lit {
 			if byteRank[lit[i]] < byteRank[lit[m.pivot]] {
 				m.pivot = i
@@ -117,10 +143,108 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		if !m.pure {
 			m.around = windowAround(re, lit)
 		}
-	} else if lit := required(re, true); len(lit) > 0 {
-		m.foldPrefilter(lit)
+	} else if set := requiredSet(re, true); len(set) == 1 {
+		m.foldPrefilter(set[0])
+	} else if len(set) > 1 {
+		m.setPrefilter(re, set, true)
 	}
 	return m, nil
+}
+
+// setPrefilter sets up the search for any of several literals, one of
+// which every match holds; with fold, each in any mix of cases, by its
+// longest run of characters whose case variants are all ASCII. The
+// pattern is pure when it matches exactly the literals themselves.
+func (m *Matcher) setPrefilter(re *syntax.Regexp, set [][]byte, fold bool) {
+	if fold {
+		var runs [][]byte
+		for _, lit := range set {
+			run := foldRun(lit)
+			if len(run) == 0 {
+				return // a literal without one: no prefilter
+			}
+			runs = append(runs, run)
+		}
+		if set = minimize(runs); set == nil {
+			return
+		}
+	}
+	m.any = make([]finder, len(set))
+	for i, lit := range set {
+		m.any[i] = newFinder(lit, fold)
+	}
+	if fold {
+		return
+	}
+	ex, ok := exact(re, false)
+	m.pure = ok && sameSet(minimize(ex), set)
+}
+
+// newFinder returns the finder of lit, in lower case with fold.
+func newFinder(lit []byte, fold bool) finder {
+	cost := rankCost
+	if fold {
+		cost = foldCost
+	}
+	f := finder{lit: lit, fold: fold}
+	for i := range lit {
+		if cost(lit[i]) < cost(lit[f.pivot]) {
+			f.pivot = i
+		}
+	}
+	if havePair && len(lit) >= 2 {
+		f.usePair = true
+		f.pair = choosePair(lit, f.pivot, cost, fold)
+	}
+	return f
+}
+
+// find returns the offset of the first occurrence of f.lit at or after
+// pos, or -1.
+func (f *finder) find(text []byte, pos int) int {
+	if f.usePair {
+		return findPair(text, pos, &f.pair, f.lit, f.fold)
+	}
+	c1, c2 := f.lit[f.pivot], f.lit[f.pivot]
+	if f.fold {
+		c2 = byte(unicode.ToUpper(rune(c1)))
+	}
+	for {
+		from := pos + f.pivot
+		if from >= len(text) {
+			return -1
+		}
+		i := indexFrom(text, from, c1)
+		if c2 != c1 {
+			if j := indexFrom(text, from, c2); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return -1
+		}
+		s := i - f.pivot
+		if s+len(f.lit) <= len(text) && equalAt(text, s, f.lit, f.fold) {
+			return s
+		}
+		pos = s + 1
+	}
+}
+
+// findAny returns the offset of the first occurrence at or after pos of
+// any literal of m.any, or -1. next caches where each occurs next: -1
+// nowhere, below pos not looked for since.
+func (m *Matcher) findAny(text []byte, pos int, next []int) int {
+	first := -1
+	for i := range m.any {
+		if next[i] != -1 && next[i] < pos {
+			next[i] = m.any[i].find(text, pos)
+		}
+		if n := next[i]; n >= 0 && (first < 0 || n < first) {
+			first = n
+		}
+	}
+	return first
 }
 
 // foldPrefilter sets up the search for a case-insensitive literal: its
@@ -128,17 +252,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 // bytes (not k or s, which also fold to K and ſ), looked for by its
 // rarest byte in either case.
 func (m *Matcher) foldPrefilter(lit []byte) {
-	var best, run []byte
-	for _, r := range string(lit) {
-		if !asciiFoldClosed(r) {
-			run = nil
-			continue
-		}
-		run = append(run, byte(unicode.ToLower(r)))
-		if len(run) > len(best) {
-			best = run
-		}
-	}
+	best := foldRun(lit)
 	if len(best) == 0 {
 		return
 	}
@@ -153,6 +267,23 @@ func (m *Matcher) foldPrefilter(lit []byte) {
 		m.usePair = true
 		m.pair = choosePair(best, m.pivot, foldCost, true)
 	}
+}
+
+// foldRun returns, in lower case, lit's longest run of characters whose
+// case variants are all single ASCII bytes, or nil.
+func foldRun(lit []byte) []byte {
+	var best, run []byte
+	for _, r := range string(lit) {
+		if !asciiFoldClosed(r) {
+			run = nil
+			continue
+		}
+		run = append(run, byte(unicode.ToLower(r)))
+		if len(run) > len(best) {
+			best = run
+		}
+	}
+	return best
 }
 
 // rankCost is the cost of searching for byte c: its rank.
@@ -224,43 +355,203 @@ func dropNewline(ranges []rune) []rune {
 	return out
 }
 
-// required returns the longest literal that every match of re holds, or
-// nil. Case-folded literals count only with fold set; their runes are
-// returned as written.
-func required(re *syntax.Regexp, fold bool) []byte {
-	isLit := func(re *syntax.Regexp) bool {
-		return re.Op == syntax.OpLiteral && (fold || re.Flags&syntax.FoldCase == 0)
-	}
+// maxLiterals bounds the literals of a set searched for at once, and
+// maxExact the strings a part of a pattern is spelled out as.
+const (
+	maxLiterals = 64
+	maxExact    = 16
+)
+
+// requiredSet returns a set of literals every match of re holds one of,
+// or nil: the set whose shortest literal is longest, then the smallest.
+// Case-folded literals count only with fold set; their runes are returned
+// as written.
+func requiredSet(re *syntax.Regexp, fold bool) [][]byte {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if !isLit(re) {
+		if re.Flags&syntax.FoldCase != 0 && !fold {
 			return nil
 		}
-		return appendRunes(nil, re.Rune)
+		return [][]byte{appendRunes(nil, re.Rune)}
 	case syntax.OpCapture, syntax.OpPlus:
-		return required(re.Sub[0], fold)
+		return requiredSet(re.Sub[0], fold)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return required(re.Sub[0], fold)
+			return requiredSet(re.Sub[0], fold)
 		}
-	case syntax.OpConcat:
-		var best, run []byte
+	case syntax.OpAlternate:
+		var set [][]byte
 		for _, sub := range re.Sub {
-			if isLit(sub) {
-				run = appendRunes(run, sub.Rune)
-				if len(run) > len(best) {
-					best = run
+			s := requiredSet(sub, fold)
+			if s == nil {
+				return nil
+			}
+			set = append(set, s...)
+		}
+		return minimize(set)
+	case syntax.OpConcat:
+		// A run of parts spelled out exactly (literals, small classes)
+		// is the product of their strings: [Ff]oo is Foo or foo.
+		var best, run [][]byte
+		for _, sub := range re.Sub {
+			ex, ok := exact(sub, fold)
+			if !ok {
+				run = nil
+				if s := requiredSet(sub, fold); better(s, best) {
+					best = s
 				}
 				continue
 			}
-			run = nil
-			if lit := required(sub, fold); len(lit) > len(best) {
-				best = lit
+			if p, ok := product(run, ex); ok && run != nil {
+				run = p
+			} else {
+				run = ex
+			}
+			if s := minimize(run); better(s, best) {
+				best = s
 			}
 		}
 		return best
 	}
 	return nil
+}
+
+// exact returns every string re matches, if they are few (at most
+// maxExact). Case-folded literals count only with fold set, as written.
+func exact(re *syntax.Regexp, fold bool) ([][]byte, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return [][]byte{{}}, true
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 || fold {
+			return [][]byte{appendRunes(nil, re.Rune)}, true
+		}
+		if len(re.Rune) != 1 {
+			return nil, false
+		}
+		// One case-folded character, as [Ff] is parsed: its variants.
+		set := [][]byte{utf8.AppendRune(nil, re.Rune[0])}
+		for f := unicode.SimpleFold(re.Rune[0]); f != re.Rune[0]; f = unicode.SimpleFold(f) {
+			set = append(set, utf8.AppendRune(nil, f))
+		}
+		return set, true
+	case syntax.OpCharClass:
+		var set [][]byte
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(set) == 4 {
+					return nil, false // too common to search for
+				}
+				set = append(set, utf8.AppendRune(nil, r))
+			}
+		}
+		return set, len(set) > 0
+	case syntax.OpCapture:
+		return exact(re.Sub[0], fold)
+	case syntax.OpQuest:
+		ex, ok := exact(re.Sub[0], fold)
+		return append(ex, []byte{}), ok && len(ex) < maxExact
+	case syntax.OpAlternate:
+		var set [][]byte
+		for _, sub := range re.Sub {
+			ex, ok := exact(sub, fold)
+			if !ok || len(set)+len(ex) > maxExact {
+				return nil, false
+			}
+			set = append(set, ex...)
+		}
+		return set, true
+	case syntax.OpConcat:
+		set := [][]byte{{}}
+		for _, sub := range re.Sub {
+			ex, ok := exact(sub, fold)
+			if !ok {
+				return nil, false
+			}
+			if set, ok = product(set, ex); !ok {
+				return nil, false
+			}
+		}
+		return set, true
+	}
+	return nil, false
+}
+
+// product returns every string of a followed by one of b, if there are
+// at most maxExact.
+func product(a, b [][]byte) ([][]byte, bool) {
+	if len(a)*len(b) > maxExact {
+		return nil, false
+	}
+	var p [][]byte
+	for _, x := range a {
+		for _, y := range b {
+			p = append(p, append(x[:len(x):len(x)], y...))
+		}
+	}
+	return p, true
+}
+
+// minimize returns set without repeats and without the literals that hold
+// another (a line holding those holds the other), or nil when an empty
+// literal leaves nothing to search for or more than maxLiterals are left.
+func minimize(set [][]byte) [][]byte {
+	var out [][]byte
+	for i, lit := range set {
+		if len(lit) == 0 {
+			return nil
+		}
+		redundant := false
+		for j, other := range set {
+			if j != i && bytes.Contains(lit, other) && (len(other) < len(lit) || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, lit)
+		}
+	}
+	if len(out) > maxLiterals {
+		return nil
+	}
+	return out
+}
+
+// better reports whether s is the better set to search for than t: its
+// shortest literal is longer or, as long, it has fewer. nil is worst.
+func better(s, t [][]byte) bool {
+	switch {
+	case s == nil:
+		return false
+	case t == nil:
+		return true
+	}
+	if a, b := minLen(s), minLen(t); a != b {
+		return a > b
+	}
+	return len(s) < len(t)
+}
+
+func minLen(set [][]byte) int {
+	n := len(set[0])
+	for _, lit := range set[1:] {
+		n = min(n, len(lit))
+	}
+	return n
+}
+
+// sameSet reports whether a and b hold the same literals.
+func sameSet(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y []byte) bool { return bytes.Equal(x, y) }) {
+			return false
+		}
+	}
+	return true
 }
 
 func appendRunes(b []byte, rs []rune) []byte {
@@ -287,8 +578,17 @@ func (m *Matcher) Match(line []byte) bool {
 func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 	n, counted := 1, 0 // line n starts at offset counted
 	st := foldState{-2, -2}
+	var next []int
+	if m.any != nil {
+		var buf [8]int
+		next = buf[:0]
+		for range m.any {
+			next = append(next, -2)
+		}
+	}
 	for pos := 0; pos < len(text); {
 		var at int
+		matched := m.pure // the line holds a match, without the regexp
 		switch {
 		case m.lit != nil:
 			if at = m.findLiteral(text, pos); at < 0 {
@@ -302,12 +602,16 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 			if at = m.findFold(text, pos, &st); at < 0 {
 				return
 			}
+		case m.any != nil:
+			if at = m.findAny(text, pos, next); at < 0 {
+				return
+			}
 		default:
 			loc := m.re.FindIndex(text[pos:])
 			if loc == nil {
 				return
 			}
-			at = pos + loc[0]
+			at, matched = pos+loc[0], true
 		}
 		start := counted + bytes.LastIndexByte(text[counted:at], '\n') + 1
 		if start == len(text) {
@@ -319,8 +623,7 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 		if i := bytes.IndexByte(text[at:], '\n'); i >= 0 {
 			end = at + i
 		}
-		found := m.pure || (m.lit == nil && !m.fold) || m.re.Match(text[start:end])
-		if found && !fn(n, start, end) {
+		if (matched || m.re.Match(text[start:end])) && !fn(n, start, end) {
 			return
 		}
 		pos = end + 1
@@ -332,7 +635,7 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 // rest around it.
 func (m *Matcher) findLiteral(text []byte, pos int) int {
 	if m.usePair {
-		return m.findPair(text, pos, m.lit, false)
+		return findPair(text, pos, &m.pair, m.lit, false)
 	}
 	for {
 		from := pos + m.pivot
@@ -353,9 +656,8 @@ func (m *Matcher) findLiteral(text []byte, pos int) int {
 
 // findPair returns the offset of the first occurrence of lit at or after
 // pos, or -1, in any mix of cases with fold (lit then in lower case). The
-// kernel finds where both bytes of m.pair are; only there is lit compared.
-func (m *Matcher) findPair(text []byte, pos int, lit []byte, fold bool) int {
-	p := &m.pair
+// kernel finds where both bytes of p are; only there is lit compared.
+func findPair(text []byte, pos int, p *pair, lit []byte, fold bool) int {
 	for pos+len(lit) <= len(text) {
 		i, found := indexPair(text[pos:], p.off1, p.off2, p.want1, p.want2, p.mask1, p.mask2)
 		s := pos + i
@@ -393,7 +695,7 @@ type foldState struct{ next1, next2 int }
 // mix of cases, at or after pos, or -1.
 func (m *Matcher) findFold(text []byte, pos int, st *foldState) int {
 	if m.usePair {
-		return m.findPair(text, pos, m.seg, true)
+		return findPair(text, pos, &m.pair, m.seg, true)
 	}
 	for {
 		from := pos + m.pivot

@@ -90,6 +90,21 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(\d\d)-(x|y)-\d`, false, false},
 		{`ü-[a-z]`, false, false},
 		{`^\d-\d$`, false, false},
+		// Sets of literals.
+		{"err|nil|func", false, false},
+		{"return|context", false, false},
+		{"return|context", false, true},
+		{"(?i)ERR|nil", false, false},
+		{"kelvin|über", false, true},
+		{"straße|grüße", false, true},
+		{"[Ff]unc|[Ee]rr", false, false},
+		{"colou?r|x\\.y", false, false},
+		{`(err|nil) \S`, false, false},
+		{`\b(err|nil)\b`, false, false},
+		{"e(rr|x)|zzz", false, false},
+		{"^(err|func)", false, false},
+		{"(err|nil)$", false, false},
+		{"(?i)k|x", false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -112,9 +127,13 @@ func TestLinesEqualsNaive(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tt.pattern, err)
 		}
-		for _, usePair := range []bool{m.usePair, false} {
+		for _, usePair := range []bool{true, false} {
 			m := *m
-			m.usePair = usePair
+			m.usePair = m.usePair && usePair
+			m.any = slices.Clone(m.any)
+			for i := range m.any {
+				m.any[i].usePair = m.any[i].usePair && usePair
+			}
 			for name, text := range texts {
 				got := lines(t, &m, text)
 				want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
@@ -178,25 +197,47 @@ func TestPrefilterChoice(t *testing.T) {
 		ignoreCase bool
 		lit        string
 		pure, fold bool
+		set        []string // the literals searched for at once, if any
 	}{
-		{"err != nil", false, "err != nil", true, false},
-		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false},
-		{`a+bcd`, false, "bcd", false, false},
-		{`(abc)+x`, false, "abc", false, false},
-		{`abc|abd`, false, "ab", false, false}, // factored: ab(?:c|d)
-		{`abc|xyz`, false, "", false, false},
-		{`x?`, false, "", false, false},
-		{"exceedingly", true, "", false, true},
-		{"kss", true, "", false, false},  // k and s fold to non-ASCII runes too
-		{"ksxks", true, "", false, true}, // x alone
+		{"err != nil", false, "err != nil", true, false, nil},
+		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false, nil},
+		{`a+bcd`, false, "bcd", false, false, nil},
+		{`(abc)+x`, false, "abc", false, false, nil},
+		{`x?`, false, "", false, false, nil},
+		{"exceedingly", true, "", false, true, nil},
+		{"kss", true, "", false, false, nil},  // k and s fold to non-ASCII runes too
+		{"ksxks", true, "", false, true, nil}, // x alone
+		// Sets: every match holds one of several literals.
+		{`abc|abd`, false, "", true, false, []string{"abc", "abd"}}, // factored: ab(?:c|d)
+		{`abc|xyz`, false, "", true, false, []string{"abc", "xyz"}},
+		{`foo|bar|baz|qux`, false, "", true, false, []string{"foo", "bar", "baz", "qux"}},
+		{`ErrNotExist|ErrPermission`, false, "", true, false, []string{"ErrNotExist", "ErrPermission"}},
+		{`[Ff]oo`, false, "", true, false, []string{"Foo", "foo"}},
+		{`colou?r`, false, "", true, false, []string{"colour", "color"}},
+		{`(foo|bar)\(`, false, "", true, false, []string{"foo(", "bar("}},
+		{`(foo|bar)\w+`, false, "", false, false, []string{"foo", "bar"}},
+		{`(foo|bar)\w+quux`, false, "quux", false, false, nil}, // longer than either word
+		{`go|golang`, false, "go", true, false, nil},           // a line holding golang holds go
+		{`(a|b)x|y`, false, "", true, false, []string{"ax", "bx", "y"}},
+		{`ab|abc|xabcx`, false, "ab", true, false, nil},
+		{`foo|\w`, false, "", false, false, nil}, // \w has no literal
+		{`(?i)foo|bar`, false, "", false, true, []string{"foo", "bar"}},
+		{`(?i)foo|ks`, false, "", false, false, nil}, // ks has no run that folds to ASCII alone
+		{`(?i:foo)|bar`, false, "", false, true, []string{"foo", "bar"}},
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, tt.ignoreCase)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Literal() != tt.lit || m.pure != tt.pure || m.fold != tt.fold {
-			t.Errorf("%q: literal %q pure %v fold %v, want %q %v %v", tt.pattern, m.Literal(), m.pure, m.fold, tt.lit, tt.pure, tt.fold)
+		var set []string
+		fold := m.fold
+		for _, f := range m.any {
+			set = append(set, string(f.lit))
+			fold = fold || f.fold
+		}
+		if m.Literal() != tt.lit || m.pure != tt.pure || fold != tt.fold || !slices.Equal(set, tt.set) {
+			t.Errorf("%q: literal %q pure %v fold %v set %q, want %q %v %v %q", tt.pattern, m.Literal(), m.pure, fold, set, tt.lit, tt.pure, tt.fold, tt.set)
 		}
 	}
 }
@@ -213,8 +254,8 @@ func TestWindowAround(t *testing.T) {
 		{`a+--[0-9]`, []int{2}}, // not the a of a+, of no fixed width
 		{`a+-[0-9]`, nil},       // the literal is a, of a+
 		{`\bx\d\d`, []int{1, 2}},
-		{`(\d\d)-(x|y)-\d`, []int{-1, -2, 1, 2, 3}}, // x|y is the class [x-y]
-		{`(\d\d)-(xx|y)-\d`, []int{-1, -2}},
+		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}}, // the class [v-z]
+		{`(\d\d)-(xx|[a-z])-\d`, []int{-1, -2}},
 		{`é[a-z]`, []int{2}},
 		{`[^0-9]-x`, nil},
 		{`func \w+\(ctx context\.Context`, nil},
@@ -334,6 +375,8 @@ func FuzzLines(f *testing.F) {
 	f.Add("k", false, true, []byte("K\nK\n"))
 	f.Add(`\w+$`, false, false, []byte("a b\r\nc"))
 	f.Add(`[0-9]{4}-[0-9]{2}`, false, false, []byte("1-2 2026-11\n-11"))
+	f.Add(`foo|ba[rz]|colou?r`, false, false, []byte("foo\nbaz bar\ncolor colour\nfoba"))
+	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
@@ -385,6 +428,9 @@ func BenchmarkLines(b *testing.B) {
 		{"fold", "exceedinglyraretoken", true},
 		{"fold-common", "content-type", true},
 		{"class", `[0-9]{4}-[0-9]{2}-[0-9]{2}`, false},
+		{"words", "TODO|FIXME|XXX", false},
+		{"words-fold", "todo|fixme", true},
+		{"words-regex", `(Read|Write)(At|String)\(`, false},
 	} {
 		m, err := Compile(c.pattern, false, c.ignoreCase)
 		if err != nil {
