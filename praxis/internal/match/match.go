@@ -141,7 +141,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 			m.pair = choosePair(lit, m.pivot, rankCost, false)
 		}
 		if !m.pure {
-			m.around = windowAround(re, lit)
+			m.around, m.pure = windowAround(re, lit)
 		}
 	} else if set := requiredSet(re, true); len(set) == 1 {
 		m.foldPrefilter(set[0])
@@ -767,55 +767,90 @@ func (s *byteSet) single() (byte, bool) {
 	return b, n == 1
 }
 
-// window is one byte of a match at a fixed offset from its literal.
+// window is one check of a match at a fixed offset from its literal: its
+// byte there is one of set or, with op set, the assertion op holds before
+// that byte (a word boundary or not, the start or the end of the line).
 type window struct {
 	off int // from the literal's first byte
 	set byteSet
+	op  syntax.Op
 }
 
 // maxWindow bounds the bytes checked on each side of a literal.
 const maxWindow = 16
 
-// windowAround returns the checks of the bytes around lit that every match
-// of re passes: re read as a sequence of single bytes (literal bytes,
-// ASCII classes, case-folded ASCII letters) and parts of no fixed width,
-// the bytes of fixed width next to the first place where the sequence
-// spells lit. Every match has lit there, so a hit of lit that fails a
-// check is not that place of any match: the search moves on to the next
-// hit, which may be.
-func windowAround(re *syntax.Regexp, lit []byte) []window {
-	var seq []*byteSet // nil: a part of no fixed width
+// part is one part of a pattern read as a sequence of single bytes: a byte
+// of set, a zero-width assertion op, or, with neither, a part of no fixed
+// single-byte width.
+type part struct {
+	set *byteSet
+	op  syntax.Op
+}
+
+// windowAround returns the checks around lit that every match of re
+// passes: re read as a sequence of single bytes (literal bytes, ASCII
+// classes, case-folded ASCII letters), assertions and parts of no fixed
+// width, the bytes of fixed width and the assertions next to the first
+// place where the sequence spells lit. Every match has lit there, so a hit
+// of lit that fails a check is not that place of any match: the search
+// moves on to the next hit, which may be. When the checks cover the whole
+// pattern, a hit that passes them is a match: exact is true.
+func windowAround(re *syntax.Regexp, lit []byte) (w []window, exact bool) {
+	var seq []part
 	flatten(re, &seq)
 	at := -1
 	for k := 0; k+len(lit) <= len(seq) && at < 0; k++ {
 		at = k
 		for j, c := range lit {
-			if seq[k+j] == nil {
+			if seq[k+j].set == nil {
 				at = -1
 				break
 			}
-			if b, ok := seq[k+j].single(); !ok || b != c {
+			if b, ok := seq[k+j].set.single(); !ok || b != c {
 				at = -1
 				break
 			}
 		}
 	}
 	if at < 0 {
-		return nil
+		return nil, false
 	}
-	var w []window
-	for i := at - 1; i >= 0 && at-i <= maxWindow && seq[i] != nil; i-- {
-		w = append(w, window{off: i - at, set: *seq[i]})
+	exact = true
+	off, n := 0, 0
+	for i := at - 1; i >= 0; i-- {
+		p := seq[i]
+		if p.op != 0 {
+			w = append(w, window{off: off, op: p.op})
+			continue
+		}
+		if p.set == nil || n == maxWindow {
+			exact = false
+			break
+		}
+		off--
+		n++
+		w = append(w, window{off: off, set: *p.set})
 	}
-	for i := at + len(lit); i < len(seq) && i-at-len(lit) < maxWindow && seq[i] != nil; i++ {
-		w = append(w, window{off: i - at, set: *seq[i]})
+	off, n = len(lit), 0
+	for i := at + len(lit); i < len(seq); i++ {
+		p := seq[i]
+		if p.op != 0 {
+			w = append(w, window{off: off, op: p.op})
+			continue
+		}
+		if p.set == nil || n == maxWindow {
+			exact = false
+			break
+		}
+		w = append(w, window{off: off, set: *p.set})
+		off++
+		n++
 	}
-	return w
+	return w, exact
 }
 
-// flatten appends re as a sequence of single-byte sets to seq, nil for a
-// part of no fixed single-byte width. Zero-width assertions add nothing.
-func flatten(re *syntax.Regexp, seq *[]*byteSet) {
+// flatten appends re as a sequence of parts to seq.
+func flatten(re *syntax.Regexp, seq *[]part) {
 	switch re.Op {
 	case syntax.OpConcat:
 		for _, sub := range re.Sub {
@@ -823,13 +858,20 @@ func flatten(re *syntax.Regexp, seq *[]*byteSet) {
 		}
 	case syntax.OpCapture:
 		flatten(re.Sub[0], seq)
-	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
-		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+	case syntax.OpEmptyMatch:
+	case syntax.OpBeginLine, syntax.OpBeginText:
+		// The regular expression runs on single lines: the start of
+		// the text is the start of the line.
+		*seq = append(*seq, part{op: syntax.OpBeginLine})
+	case syntax.OpEndLine, syntax.OpEndText:
+		*seq = append(*seq, part{op: syntax.OpEndLine})
+	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		*seq = append(*seq, part{op: re.Op})
 	case syntax.OpLiteral:
 		for _, r := range re.Rune {
 			if re.Flags&syntax.FoldCase != 0 {
 				if !asciiFoldClosed(r) {
-					*seq = append(*seq, nil)
+					*seq = append(*seq, part{})
 					continue
 				}
 				s := new(byteSet)
@@ -837,38 +879,59 @@ func flatten(re *syntax.Regexp, seq *[]*byteSet) {
 				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 					s.add(byte(f))
 				}
-				*seq = append(*seq, s)
+				*seq = append(*seq, part{set: s})
 				continue
 			}
 			for _, c := range utf8.AppendRune(nil, r) {
 				s := new(byteSet)
 				s.add(c)
-				*seq = append(*seq, s)
+				*seq = append(*seq, part{set: s})
 			}
 		}
 	case syntax.OpCharClass:
 		s := new(byteSet)
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			if re.Rune[i+1] >= utf8.RuneSelf {
-				*seq = append(*seq, nil) // may match a character of several bytes
+				*seq = append(*seq, part{}) // may match a character of several bytes
 				return
 			}
 			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
 				s.add(byte(c))
 			}
 		}
-		*seq = append(*seq, s)
+		*seq = append(*seq, part{set: s})
 	default:
-		*seq = append(*seq, nil)
+		*seq = append(*seq, part{})
 	}
 }
 
-// fits reports whether the bytes around a hit of m.lit at s pass m.around.
+// isWordByte reports whether c is an ASCII word character, as \b takes
+// them; every byte of a character beyond ASCII is not.
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+// fits reports whether the text around a hit of m.lit at s passes
+// m.around. Outside the text, and at a line break, is no word character
+// and the edge of a line.
 func (m *Matcher) fits(text []byte, s int) bool {
 	for i := range m.around {
 		w := &m.around[i]
 		j := s + w.off
-		if j < 0 || j >= len(text) || !w.set.has(text[j]) {
+		var ok bool
+		switch w.op {
+		case 0:
+			ok = j >= 0 && j < len(text) && w.set.has(text[j])
+		case syntax.OpBeginLine:
+			ok = j == 0 || 0 < j && j <= len(text) && text[j-1] == '\n'
+		case syntax.OpEndLine:
+			ok = j == len(text) || 0 <= j && j < len(text) && text[j] == '\n'
+		default:
+			before := 0 < j && j <= len(text) && isWordByte(text[j-1])
+			after := 0 <= j && j < len(text) && isWordByte(text[j])
+			ok = (before != after) == (w.op == syntax.OpWordBoundary)
+		}
+		if !ok {
 			return false
 		}
 	}

@@ -105,6 +105,22 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{"^(err|func)", false, false},
 		{"(err|nil)$", false, false},
 		{"(?i)k|x", false, false},
+		// Assertions checked around a literal, with no regular expression
+		// after them when they and the bytes checked are the pattern.
+		{`\berr\b`, false, false},
+		{`\Berr\b`, false, false},
+		{`\bnil\B`, false, false},
+		{`^err`, false, false},
+		{`\Aerr`, false, false},
+		{`nil$`, false, false},
+		{`nil\z`, false, false},
+		{`^\d-\d$`, false, false},
+		{`\b\d\d\d\d-\d\d\b`, false, false},
+		{`\bü`, false, false},
+		{`\bber\b`, false, false},
+		{`(?i)\bERR\b`, false, false},
+		{`x\b\.`, false, false},
+		{`\b\(`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -242,24 +258,31 @@ func TestPrefilterChoice(t *testing.T) {
 	}
 }
 
-// TestWindowAround checks which bytes around a pattern's literal are
-// checked before its regular expression runs: the fixed-width single bytes
-// next to the literal, up to the first part of no fixed width.
+// TestWindowAround checks what is checked around a pattern's literal
+// before its regular expression runs: the fixed-width single bytes and the
+// assertions next to the literal, up to the first part of no fixed width;
+// and when they are the whole pattern, that no regular expression runs.
 func TestWindowAround(t *testing.T) {
 	tests := []struct {
 		pattern string
 		offs    []int // offsets from the literal's first byte, left side first
+		exact   bool
 	}{
-		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}},
-		{`a+--[0-9]`, []int{2}}, // not the a of a+, of no fixed width
-		{`a+-[0-9]`, nil},       // the literal is a, of a+
-		{`\bx\d\d`, []int{1, 2}},
-		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}}, // the class [v-z]
-		{`(\d\d)-(xx|[a-z])-\d`, []int{-1, -2}},
-		{`é[a-z]`, []int{2}},
-		{`[^0-9]-x`, nil},
-		{`func \w+\(ctx context\.Context`, nil},
-		{`err != nil`, nil},
+		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}, true},
+		{`a+--[0-9]`, []int{2}, false}, // not the a of a+, of no fixed width
+		{`a+-[0-9]`, nil, false},       // the literal is a, of a+
+		{`\bx\d\d`, []int{0, 1, 2}, true},
+		{`\bint\b`, []int{0, 3}, true},
+		{`\Bnt\b`, []int{0, 2}, true},
+		{`^\t`, []int{0}, true},
+		{`\Ax$`, []int{0, 1}, true},
+		{`^\s*return\b`, []int{6}, false},
+		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
+		{`(\d\d)-(xx|[a-z])-\d`, []int{-1, -2}, false},
+		{`é[a-z]`, []int{2}, true},
+		{`[^0-9]-x`, nil, false},
+		{`func \w+\(ctx context\.Context`, nil, false},
+		{`err != nil`, nil, false}, // pure: no checks at all
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, false)
@@ -270,8 +293,8 @@ func TestWindowAround(t *testing.T) {
 		for _, w := range m.around {
 			offs = append(offs, w.off)
 		}
-		if !slices.Equal(offs, tt.offs) {
-			t.Errorf("%q (literal %q): offsets %v, want %v", tt.pattern, m.Literal(), offs, tt.offs)
+		if !slices.Equal(offs, tt.offs) || (len(offs) > 0 && m.pure != tt.exact) {
+			t.Errorf("%q (literal %q): offsets %v exact %v, want %v %v", tt.pattern, m.Literal(), offs, m.pure, tt.offs, tt.exact)
 		}
 	}
 }
@@ -377,6 +400,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`[0-9]{4}-[0-9]{2}`, false, false, []byte("1-2 2026-11\n-11"))
 	f.Add(`foo|ba[rz]|colou?r`, false, false, []byte("foo\nbaz bar\ncolor colour\nfoba"))
 	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
+	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
