@@ -17,6 +17,7 @@ package match
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -51,6 +52,10 @@ type Matcher struct {
 	// Without one literal, every match may still hold one of a few (the
 	// words of foo|bar|baz): any finds them, each by its rarest bytes.
 	any []finder
+
+	// Without any, bytes is the set of one byte of fixed width every
+	// match has (one of [A-Z] in [A-Z]{3,}), around checking the rest.
+	bytes *[256]bool
 }
 
 // finder searches for one literal of a set, in any mix of cases with
@@ -147,8 +152,93 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		m.foldPrefilter(set[0])
 	} else if len(set) > 1 {
 		m.setPrefilter(re, set, true)
+	} else {
+		m.bytesPrefilter(re)
 	}
 	return m, nil
+}
+
+// bytesPrefilter sets up the search of a pattern without literals for
+// its bytes of fixed width: the one whose set has fewest members is
+// searched for, the others and the assertions checked around it.
+func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
+	var seq []part
+	flatten(lineCore(re), &seq)
+	at := -1
+	for i, p := range seq {
+		if p.set != nil && (at < 0 || p.set.size() < seq[at].set.size()) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return
+	}
+	m.bytes = new([256]bool)
+	for c := range 256 {
+		m.bytes[c] = seq[at].set.has(byte(c))
+	}
+	m.around, m.pure = windowsAt(seq, at, 1)
+}
+
+// findByte returns the offset of the first byte of m.bytes at or after
+// pos, or -1.
+func (m *Matcher) findByte(text []byte, pos int) int {
+	set := m.bytes
+	for i, c := range text[pos:] {
+		if set[c] {
+			return pos + i
+		}
+	}
+	return -1
+}
+
+// lineCore returns a pattern that matches in the same lines as re: at
+// its ends, parts that may match nothing (x*, x?) are dropped and x+ is
+// x, since a line holding a match of the rest holds one of re.
+func lineCore(re *syntax.Regexp) *syntax.Regexp {
+	for re.Op == syntax.OpCapture || re.Op == syntax.OpPlus {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		return re
+	}
+	subs := re.Sub
+	for len(subs) > 1 {
+		if sub, ok := trimEnd(subs[0]); !ok {
+			subs = subs[1:]
+		} else if sub != subs[0] {
+			subs = append([]*syntax.Regexp{sub}, subs[1:]...)
+			break
+		} else {
+			break
+		}
+	}
+	for len(subs) > 1 {
+		last := len(subs) - 1
+		if sub, ok := trimEnd(subs[last]); !ok {
+			subs = subs[:last]
+		} else if sub != subs[last] {
+			subs = append(subs[:last:last], sub)
+			break
+		} else {
+			break
+		}
+	}
+	core := *re
+	core.Sub = subs
+	return &core
+}
+
+// trimEnd returns what part stands for at an end of a pattern, by
+// lineCore's rule: ok is false for a part that may match nothing.
+func trimEnd(part *syntax.Regexp) (*syntax.Regexp, bool) {
+	switch part.Op {
+	case syntax.OpStar, syntax.OpQuest, syntax.OpEmptyMatch:
+		return nil, false
+	case syntax.OpPlus:
+		return part.Sub[0], true
+	}
+	return part, true
 }
 
 // setPrefilter sets up the search for any of several literals, one of
@@ -606,6 +696,14 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 			if at = m.findAny(text, pos, next); at < 0 {
 				return
 			}
+		case m.bytes != nil:
+			if at = m.findByte(text, pos); at < 0 {
+				return
+			}
+			if !m.fits(text, at) {
+				pos = at + 1
+				continue
+			}
 		default:
 			loc := m.re.FindIndex(text[pos:])
 			if loc == nil {
@@ -755,6 +853,15 @@ type byteSet [4]uint64
 func (s *byteSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
 func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 
+// size returns the number of members.
+func (s *byteSet) size() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
 // single returns the set's one member, if it has exactly one.
 func (s *byteSet) single() (byte, bool) {
 	n, b := 0, byte(0)
@@ -797,7 +904,7 @@ type part struct {
 // pattern, a hit that passes them is a match: exact is true.
 func windowAround(re *syntax.Regexp, lit []byte) (w []window, exact bool) {
 	var seq []part
-	flatten(re, &seq)
+	flatten(lineCore(re), &seq)
 	at := -1
 	for k := 0; k+len(lit) <= len(seq) && at < 0; k++ {
 		at = k
@@ -815,6 +922,13 @@ func windowAround(re *syntax.Regexp, lit []byte) (w []window, exact bool) {
 	if at < 0 {
 		return nil, false
 	}
+	return windowsAt(seq, at, len(lit))
+}
+
+// windowsAt returns the checks of the parts of seq around its parts at to
+// at+n, and whether they are all of seq.
+func windowsAt(seq []part, at, n int) (w []window, exact bool) {
+	lit := seq[at : at+n]
 	exact = true
 	off, n := 0, 0
 	for i := at - 1; i >= 0; i-- {

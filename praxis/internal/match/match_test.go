@@ -121,6 +121,17 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)\bERR\b`, false, false},
 		{`x\b\.`, false, false},
 		{`\b\(`, false, false},
+		// No literal: a byte of a small set, the rest checked around it.
+		{`[A-Z]{3,}`, false, false},
+		{`\b[A-Z]{2}\b`, false, false},
+		{`[0-9]+`, false, false},
+		{`[xyz]\d`, false, false},
+		{`(?i)[a-c]{2}`, false, false},
+		{`^[^ ]{3}$`, false, false},
+		{`\w+`, false, false},
+		{`[ü-ü]`, false, false},
+		{`[\t ]+$`, false, false},
+		{`\d[a-z]+\d`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -217,8 +228,9 @@ func TestPrefilterChoice(t *testing.T) {
 	}{
 		{"err != nil", false, "err != nil", true, false, nil},
 		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false, nil},
-		{`a+bcd`, false, "bcd", false, false, nil},
-		{`(abc)+x`, false, "abc", false, false, nil},
+		{`a+bcd`, false, "bcd", true, false, nil},   // a line holding abcd
+		{`(abc)+x`, false, "abc", true, false, nil}, // abcx
+		{`xa+bcd`, false, "bcd", false, false, nil},
 		{`x?`, false, "", false, false, nil},
 		{"exceedingly", true, "", false, true, nil},
 		{"kss", true, "", false, false, nil},  // k and s fold to non-ASCII runes too
@@ -269,8 +281,10 @@ func TestWindowAround(t *testing.T) {
 		exact   bool
 	}{
 		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}, true},
-		{`a+--[0-9]`, []int{2}, false}, // not the a of a+, of no fixed width
-		{`a+-[0-9]`, nil, false},       // the literal is a, of a+
+		{`xa+--[0-9]`, []int{2}, false},   // not the a of a+, of no fixed width
+		{`xa+-[0-9]`, nil, false},         // the literal is x, next to a+
+		{`a+--[0-9]`, []int{-1, 2}, true}, // a line holding a--0 holds a match
+		{`\w*--[0-9]+`, []int{2}, true},
 		{`\bx\d\d`, []int{0, 1, 2}, true},
 		{`\bint\b`, []int{0, 3}, true},
 		{`\Bnt\b`, []int{0, 2}, true},
@@ -295,6 +309,47 @@ func TestWindowAround(t *testing.T) {
 		}
 		if !slices.Equal(offs, tt.offs) || (len(offs) > 0 && m.pure != tt.exact) {
 			t.Errorf("%q (literal %q): offsets %v exact %v, want %v %v", tt.pattern, m.Literal(), offs, m.pure, tt.offs, tt.exact)
+		}
+	}
+}
+
+// TestBytesPrefilter checks the search of patterns without literals for
+// the byte of fixed width with the smallest set, and the checks around it.
+func TestBytesPrefilter(t *testing.T) {
+	tests := []struct {
+		pattern string
+		size    int   // members of the set searched for; 0 for none
+		offs    []int // checked around it
+		exact   bool
+	}{
+		{`[A-Z]{3,}`, 26, []int{1, 2}, true},
+		{`\b[A-Z]{2}\b`, 26, []int{0, 1, 2}, true},
+		{`[0-9]+`, 10, nil, true},
+		{`\w+[v-z]\d`, 5, []int{-1, 1}, true}, // a line holding \w[v-z]\d
+		{`\s+$`, 4, []int{1}, true},           // a line ending in [\t\f\r ]
+		{`\w\s+\w`, 63, nil, false},           // \s+ of no fixed width: \w, no checks
+		{`.`, 0, nil, false},                  // any character, of one or more bytes
+		{`x*`, 0, nil, false},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := 0
+		if m.bytes != nil {
+			for _, in := range m.bytes {
+				if in {
+					size++
+				}
+			}
+		}
+		var offs []int
+		for _, w := range m.around {
+			offs = append(offs, w.off)
+		}
+		if size != tt.size || !slices.Equal(offs, tt.offs) || (size > 0 && m.pure != tt.exact) {
+			t.Errorf("%q: set of %d, offsets %v, exact %v; want %d %v %v", tt.pattern, size, offs, m.pure, tt.size, tt.offs, tt.exact)
 		}
 	}
 }
@@ -401,6 +456,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`foo|ba[rz]|colou?r`, false, false, []byte("foo\nbaz bar\ncolor colour\nfoba"))
 	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
 	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
+	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
