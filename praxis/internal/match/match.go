@@ -877,10 +877,17 @@ func (s *byteSet) single() (byte, bool) {
 // window is one check of a match at a fixed offset from its literal: its
 // byte there is one of set or, with op set, the assertion op holds before
 // that byte (a word boundary or not, the start or the end of the line).
+//
+// With span set, the check is of a run of bytes of span (at least min)
+// reaching from off to the edge of the line op names: leftward to its
+// start for OpBeginLine, rightward to its end for OpEndLine (^\s* before
+// a literal, \s*$ after it).
 type window struct {
-	off int // from the literal's first byte
-	set byteSet
-	op  syntax.Op
+	off  int // from the literal's first byte
+	set  byteSet
+	op   syntax.Op
+	span *byteSet
+	min  int
 }
 
 // maxWindow bounds the bytes checked on each side of a literal.
@@ -889,9 +896,14 @@ const maxWindow = 16
 // part is one part of a pattern read as a sequence of single bytes: a byte
 // of set, a zero-width assertion op, or, with neither, a part of no fixed
 // single-byte width.
+//
+// A part of no fixed width that is a repeat of one byte of a set (\s*,
+// [a-z]+) has that set as star, and min the fewest repeats, 0 or 1.
 type part struct {
-	set *byteSet
-	op  syntax.Op
+	set  *byteSet
+	op   syntax.Op
+	star *byteSet
+	min  int
 }
 
 // windowAround returns the checks around lit that every match of re
@@ -927,38 +939,47 @@ func windowAround(re *syntax.Regexp, lit []byte) (w []window, exact bool) {
 
 // windowsAt returns the checks of the parts of seq around its parts at to
 // at+n, and whether they are all of seq.
-func windowsAt(seq []part, at, n int) (w []window, exact bool) {
-	lit := seq[at : at+n]
+func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 	exact = true
 	off, n := 0, 0
 	for i := at - 1; i >= 0; i-- {
 		p := seq[i]
-		if p.op != 0 {
+		switch {
+		case p.op != 0:
 			w = append(w, window{off: off, op: p.op})
 			continue
-		}
-		if p.set == nil || n == maxWindow {
+		case p.star != nil && i > 0 && seq[i-1].op == syntax.OpBeginLine:
+			w = append(w, window{off: off, op: syntax.OpBeginLine, span: p.star, min: p.min})
+			exact = exact && i == 1
+		case p.set != nil && n < maxWindow:
+			off--
+			n++
+			w = append(w, window{off: off, set: *p.set})
+			continue
+		default:
 			exact = false
-			break
 		}
-		off--
-		n++
-		w = append(w, window{off: off, set: *p.set})
+		break
 	}
-	off, n = len(lit), 0
-	for i := at + len(lit); i < len(seq); i++ {
+	off, n = width, 0
+	for i := at + width; i < len(seq); i++ {
 		p := seq[i]
-		if p.op != 0 {
+		switch {
+		case p.op != 0:
 			w = append(w, window{off: off, op: p.op})
 			continue
-		}
-		if p.set == nil || n == maxWindow {
+		case p.star != nil && i+1 < len(seq) && seq[i+1].op == syntax.OpEndLine:
+			w = append(w, window{off: off, op: syntax.OpEndLine, span: p.star, min: p.min})
+			exact = exact && i+2 == len(seq)
+		case p.set != nil && n < maxWindow:
+			w = append(w, window{off: off, set: *p.set})
+			off++
+			n++
+			continue
+		default:
 			exact = false
-			break
 		}
-		w = append(w, window{off: off, set: *p.set})
-		off++
-		n++
+		break
 	}
 	return w, exact
 }
@@ -1003,20 +1024,57 @@ func flatten(re *syntax.Regexp, seq *[]part) {
 			}
 		}
 	case syntax.OpCharClass:
-		s := new(byteSet)
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i+1] >= utf8.RuneSelf {
-				*seq = append(*seq, part{}) // may match a character of several bytes
-				return
-			}
-			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
-				s.add(byte(c))
-			}
+		*seq = append(*seq, part{set: classBytes(re)})
+	case syntax.OpStar, syntax.OpPlus:
+		var one []part
+		flatten(re.Sub[0], &one)
+		if len(one) != 1 || one[0].set == nil {
+			*seq = append(*seq, part{})
+			return
 		}
-		*seq = append(*seq, part{set: s})
+		min := 0
+		if re.Op == syntax.OpPlus {
+			min = 1
+		}
+		*seq = append(*seq, part{star: one[0].set, min: min})
 	default:
 		*seq = append(*seq, part{})
 	}
+}
+
+// classBytes returns the bytes of an ASCII class, or nil for a class that
+// may match a character of several bytes.
+func classBytes(re *syntax.Regexp) *byteSet {
+	s := new(byteSet)
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		if re.Rune[i+1] >= utf8.RuneSelf {
+			return nil
+		}
+		for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
+			s.add(byte(c))
+		}
+	}
+	return s
+}
+
+// spanToEdge reports whether the bytes from j to the start of its line
+// (left) or to its end are all of set, at least min of them. Since set
+// holds no line break, the run of set's bytes from j must reach the edge.
+func spanToEdge(text []byte, j int, set *byteSet, min int, left bool) bool {
+	if j < 0 || j > len(text) {
+		return false
+	}
+	k := j
+	if left {
+		for k > 0 && set.has(text[k-1]) {
+			k--
+		}
+		return j-k >= min && (k == 0 || text[k-1] == '\n')
+	}
+	for k < len(text) && set.has(text[k]) {
+		k++
+	}
+	return k-j >= min && (k == len(text) || text[k] == '\n')
 }
 
 // isWordByte reports whether c is an ASCII word character, as \b takes
@@ -1033,12 +1091,14 @@ func (m *Matcher) fits(text []byte, s int) bool {
 		w := &m.around[i]
 		j := s + w.off
 		var ok bool
-		switch w.op {
-		case 0:
+		switch {
+		case w.span != nil:
+			ok = spanToEdge(text, j, w.span, w.min, w.op == syntax.OpBeginLine)
+		case w.op == 0:
 			ok = j >= 0 && j < len(text) && w.set.has(text[j])
-		case syntax.OpBeginLine:
+		case w.op == syntax.OpBeginLine:
 			ok = j == 0 || 0 < j && j <= len(text) && text[j-1] == '\n'
-		case syntax.OpEndLine:
+		case w.op == syntax.OpEndLine:
 			ok = j == len(text) || 0 <= j && j < len(text) && text[j] == '\n'
 		default:
 			before := 0 < j && j <= len(text) && isWordByte(text[j-1])

@@ -132,6 +132,17 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`[ü-ü]`, false, false},
 		{`[\t ]+$`, false, false},
 		{`\d[a-z]+\d`, false, false},
+		// Runs of a class from a literal to the edge of the line.
+		{`^\s*return\b`, false, false},
+		{`^\s+return`, false, false},
+		{`^\t*}$`, false, false},
+		{`\{\s*$`, false, false},
+		{`err\s+$`, false, false},
+		{`^[a-z ]*nil`, false, false},
+		{`^x*err`, false, false},
+		{`(?i)^\s*ERR`, false, false},
+		{`x^\s*return`, false, false}, // never: nothing but a line break ends before ^
+		{`err\s*$x`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -145,6 +156,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"no final":        []byte("k"),
 		"literal at end":  []byte("abc\nerr"),
 		"literal at edge": []byte("err != nil"),
+		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		// Long enough for the vector search's blocks, the literals at
 		// every offset in them.
 		"long": []byte(strings.Repeat("x"+sample+"\n", 5) + strings.Repeat("y", 33) + sample),
@@ -290,7 +302,11 @@ func TestWindowAround(t *testing.T) {
 		{`\Bnt\b`, []int{0, 2}, true},
 		{`^\t`, []int{0}, true},
 		{`\Ax$`, []int{0, 1}, true},
-		{`^\s*return\b`, []int{6}, false},
+		{`^\s*return\b`, []int{0, 6}, true}, // blanks back to the start of the line
+		{`^\s+//`, []int{0}, true},
+		{`;[ \t]*$`, []int{1}, true},
+		{`x\s*y`, nil, false},                                   // blanks between, not to an edge
+		{`^\w+\s*=`, nil, false},                                // \s* ends at \w+, of no fixed width
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
 		{`(\d\d)-(xx|[a-z])-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
@@ -457,6 +473,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
 	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
 	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
+	f.Add(`^\s*ab\s+$`, false, false, []byte(" ab \n\tab\nab  \r\nxab "))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
