@@ -54,8 +54,11 @@ type Matcher struct {
 	any []finder
 
 	// Without any, bytes is the set of one byte of fixed width every
-	// match has (one of [A-Z] in [A-Z]{3,}), around checking the rest.
+	// match has (one of [A-Z] in [A-Z]{3,}), around checking the rest;
+	// or, with eol, the end of the line is, around checking what comes
+	// before it.
 	bytes *[256]bool
+	eol   bool
 }
 
 // finder searches for one literal of a set, in any mix of cases with
@@ -168,6 +171,15 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	for i, p := range seq {
 		if p.set != nil && (at < 0 || p.set.size() < seq[at].set.size()) {
 			at = i
+		}
+	}
+	// A pattern that ends at the end of its line, after bytes of fixed
+	// width or a run reaching back to the line's start (\s+$, ^\s*$), is
+	// found from its line breaks, unless one byte is rarer than they are.
+	if last := len(seq) - 1; last > 0 && seq[last].op == syntax.OpEndLine && (at < 0 || seq[at].set.size() > 1) {
+		if w, exact := windowsAt(seq[:last], last, 0); len(w) > 0 {
+			m.eol, m.around, m.pure = true, w, exact
+			return
 		}
 	}
 	if at < 0 {
@@ -696,8 +708,13 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 			if at = m.findAny(text, pos, next); at < 0 {
 				return
 			}
-		case m.bytes != nil:
-			if at = m.findByte(text, pos); at < 0 {
+		case m.bytes != nil || m.eol:
+			if m.eol {
+				at = len(text) // the last line's end, without a line break
+				if i := bytes.IndexByte(text[pos:], '\n'); i >= 0 {
+					at = pos + i
+				}
+			} else if at = m.findByte(text, pos); at < 0 {
 				return
 			}
 			if !m.fits(text, at) {

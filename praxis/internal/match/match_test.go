@@ -335,17 +335,21 @@ func TestBytesPrefilter(t *testing.T) {
 	tests := []struct {
 		pattern string
 		size    int   // members of the set searched for; 0 for none
+		eol     bool  // the ends of lines are searched for instead
 		offs    []int // checked around it
 		exact   bool
 	}{
-		{`[A-Z]{3,}`, 26, []int{1, 2}, true},
-		{`\b[A-Z]{2}\b`, 26, []int{0, 1, 2}, true},
-		{`[0-9]+`, 10, nil, true},
-		{`\w+[v-z]\d`, 5, []int{-1, 1}, true}, // a line holding \w[v-z]\d
-		{`\s+$`, 4, []int{1}, true},           // a line ending in [\t\f\r ]
-		{`\w\s+\w`, 63, nil, false},           // \s+ of no fixed width: \w, no checks
-		{`.`, 0, nil, false},                  // any character, of one or more bytes
-		{`x*`, 0, nil, false},
+		{`[A-Z]{3,}`, 26, false, []int{1, 2}, true},
+		{`\b[A-Z]{2}\b`, 26, false, []int{0, 1, 2}, true},
+		{`[0-9]+`, 10, false, nil, true},
+		{`\w+[v-z]\d`, 5, false, []int{-1, 1}, true}, // a line holding \w[v-z]\d
+		{`\s+$`, 0, true, []int{-1}, true},           // a line ending in one of [\t\f\r ]
+		{`^\s*$`, 0, true, []int{0}, true},
+		{`\d\d$`, 0, true, []int{-1, -2}, true},
+		{`\b[0-9]\d*$`, 10, false, []int{0, 1}, true}, // digits to the end
+		{`\w\s+\w`, 63, false, nil, false},            // \s+ of no fixed width: \w, no checks
+		{`.`, 0, false, nil, false},                   // any character, of one or more bytes
+		{`x*`, 0, false, nil, false},
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, false)
@@ -364,8 +368,8 @@ func TestBytesPrefilter(t *testing.T) {
 		for _, w := range m.around {
 			offs = append(offs, w.off)
 		}
-		if size != tt.size || !slices.Equal(offs, tt.offs) || (size > 0 && m.pure != tt.exact) {
-			t.Errorf("%q: set of %d, offsets %v, exact %v; want %d %v %v", tt.pattern, size, offs, m.pure, tt.size, tt.offs, tt.exact)
+		if size != tt.size || m.eol != tt.eol || !slices.Equal(offs, tt.offs) || ((size > 0 || m.eol) && m.pure != tt.exact) {
+			t.Errorf("%q: set of %d, eol %v, offsets %v, exact %v; want %d %v %v %v", tt.pattern, size, m.eol, offs, m.pure, tt.size, tt.eol, tt.offs, tt.exact)
 		}
 	}
 }
