@@ -70,6 +70,11 @@ type finder struct {
 	pivot   int
 	usePair bool
 	pair    pair
+
+	// A finder of one branch of a pattern checks around its hits as
+	// Matcher.around does; exact: a hit that passes is a match.
+	around []window
+	exact  bool
 }
 
 // pair is two bytes of a literal at different offsets: a byte c of a text
@@ -130,6 +135,11 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 	}
 	m := &Matcher{re: compiled}
 	set := requiredSet(re, false)
+	ex, ok := exact(re, false)
+	pure := set != nil && ok && sameSet(minimize(ex), set) // set is all re matches
+	if !pure && m.branchPrefilter(re, set, len(set) == 1) {
+		return m, nil
+	}
 	if len(set) > 1 {
 		m.setPrefilter(re, set, false)
 		return m, nil
@@ -137,8 +147,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 	if len(set) == 1 {
 		lit := set[0]
 		m.lit = lit
-		ex, ok := exact(re, false)
-		m.pure = ok && sameSet(minimize(ex), set)
+		m.pure = pure
 		for i := range lit {
 			if byteRank[lit[i]] < byteRank[lit[m.pivot]] {
 				m.pivot = i
@@ -280,6 +289,126 @@ func (m *Matcher) setPrefilter(re *syntax.Regexp, set [][]byte, fold bool) {
 	}
 	ex, ok := exact(re, false)
 	m.pure = ok && sameSet(minimize(ex), set)
+	for i := range m.any {
+		m.any[i].exact = m.pure
+	}
+}
+
+// maxBranches bounds the branches a pattern is spelled out as.
+const maxBranches = 16
+
+// branchPrefilter sets up the search of a pattern spelled out as a few
+// branches of single bytes, assertions and other parts (\b(if|for)\b is
+// \bif\b or \bfor\b), each by its longest literal with the checks
+// around it, if every branch has a literal of two bytes or more, and at
+// least as long as the shortest of set, the literals every match holds
+// one of. It reports
+// whether it did. With onlyExact, it does only if every branch is found
+// exactly: a single literal of the pattern does as well otherwise.
+func (m *Matcher) branchPrefilter(re *syntax.Regexp, set [][]byte, onlyExact bool) bool {
+	seqs, ok := branches(lineCore(re))
+	if !ok || len(seqs) < 2 {
+		return false
+	}
+	var fs []finder
+	for _, seq := range seqs {
+		at, n := longestLiteral(seq)
+		if n < 2 || (set != nil && n < minLen(set)) {
+			return false // a byte alone is too common
+		}
+		lit := make([]byte, n)
+		for j := range lit {
+			lit[j], _ = seq[at+j].set.single()
+		}
+		f := newFinder(lit, false)
+		f.around, f.exact = windowsAt(seq, at, n)
+		if onlyExact && !f.exact {
+			return false
+		}
+		fs = append(fs, f)
+	}
+	m.any = fs
+	m.pure = true
+	for _, f := range fs {
+		m.pure = m.pure && f.exact
+	}
+	return true
+}
+
+// longestLiteral returns where seq's longest run of single bytes starts
+// and its length.
+func longestLiteral(seq []part) (at, n int) {
+	for i := 0; i < len(seq); {
+		j := i
+		for j < len(seq) && seq[j].set != nil && seq[j].set.size() == 1 {
+			j++
+		}
+		if j-i > n {
+			at, n = i, j-i
+		}
+		i = j + 1
+	}
+	return at, n
+}
+
+// branches spells re out as at most maxBranches sequences of parts, one
+// for each way through its alternations and optional parts.
+func branches(re *syntax.Regexp) ([][]part, bool) {
+	switch re.Op {
+	case syntax.OpCapture:
+		return branches(re.Sub[0])
+	case syntax.OpEmptyMatch:
+		return [][]part{nil}, true
+	case syntax.OpQuest:
+		b, ok := branches(re.Sub[0])
+		return append(b, nil), ok && len(b) < maxBranches
+	case syntax.OpAlternate:
+		var all [][]part
+		for _, sub := range re.Sub {
+			b, ok := branches(sub)
+			if !ok || len(all)+len(b) > maxBranches {
+				return nil, false
+			}
+			all = append(all, b...)
+		}
+		return all, true
+	case syntax.OpCharClass, syntax.OpLiteral:
+		// A small class, or one case-folded character, is a branch
+		// for each of its bytes, as exact spells it out.
+		if ex, ok := exact(re, false); ok && len(ex) > 1 {
+			var all [][]part
+			for _, b := range ex {
+				if len(b) != 1 {
+					break
+				}
+				s := new(byteSet)
+				s.add(b[0])
+				all = append(all, []part{{set: s}})
+			}
+			if len(all) == len(ex) {
+				return all, true
+			}
+		}
+	case syntax.OpConcat:
+		all := [][]part{nil}
+		for _, sub := range re.Sub {
+			b, ok := branches(sub)
+			if !ok || len(all)*len(b) > maxBranches {
+				return nil, false
+			}
+			var next [][]part
+			for _, x := range all {
+				for _, y := range b {
+					next = append(next, append(x[:len(x):len(x)], y...))
+				}
+			}
+			all = next
+		}
+		return all, true
+	}
+	var seq []part
+	flatten(re, &seq)
+	return [][]part{seq}, true
 }
 
 // newFinder returns the finder of lit, in lower case with fold.
@@ -334,19 +463,19 @@ func (f *finder) find(text []byte, pos int) int {
 }
 
 // findAny returns the offset of the first occurrence at or after pos of
-// any literal of m.any, or -1. next caches where each occurs next: -1
+// any literal of m.any, or -1, and which literal. next caches where each occurs next: -1
 // nowhere, below pos not looked for since.
-func (m *Matcher) findAny(text []byte, pos int, next []int) int {
-	first := -1
+func (m *Matcher) findAny(text []byte, pos int, next []int) (at, k int) {
+	at = -1
 	for i := range m.any {
 		if next[i] != -1 && next[i] < pos {
 			next[i] = m.any[i].find(text, pos)
 		}
-		if n := next[i]; n >= 0 && (first < 0 || n < first) {
-			first = n
+		if n := next[i]; n >= 0 && (at < 0 || n < at) {
+			at, k = n, i
 		}
 	}
-	return first
+	return at, k
 }
 
 // foldPrefilter sets up the search for a case-insensitive literal: its
@@ -705,9 +834,17 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 				return
 			}
 		case m.any != nil:
-			if at = m.findAny(text, pos, next); at < 0 {
+			var k int
+			if at, k = m.findAny(text, pos, next); at < 0 {
 				return
 			}
+			f := &m.any[k]
+			if !fits(f.around, text, at) {
+				// Only this literal moves on: another may be here too.
+				next[k] = f.find(text, at+1)
+				continue
+			}
+			matched = f.exact
 		case m.bytes != nil || m.eol:
 			if m.eol {
 				at = len(text) // the last line's end, without a line break
@@ -1103,9 +1240,13 @@ func isWordByte(c byte) bool {
 // fits reports whether the text around a hit of m.lit at s passes
 // m.around. Outside the text, and at a line break, is no word character
 // and the edge of a line.
-func (m *Matcher) fits(text []byte, s int) bool {
-	for i := range m.around {
-		w := &m.around[i]
+func (m *Matcher) fits(text []byte, s int) bool { return fits(m.around, text, s) }
+
+// fits reports whether the text around a hit at s passes the checks of
+// around.
+func fits(around []window, text []byte, s int) bool {
+	for i := range around {
+		w := &around[i]
 		j := s + w.off
 		var ok bool
 		switch {

@@ -143,6 +143,16 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)^\s*ERR`, false, false},
 		{`x^\s*return`, false, false}, // never: nothing but a line break ends before ^
 		{`err\s*$x`, false, false},
+		// Branches, each with its own checks.
+		{`\b(if|err|nil)\b`, false, false},
+		{`\berr(or)?\b`, false, false},
+		{`\bx|x\b`, false, false},
+		{`\breturn|return\b`, false, false}, // two literals at one place
+		{`^(func|type) `, false, false},
+		{`(err|nil)\s*$`, false, false},
+		{`(ab|cd)x*\w+y`, false, false},
+		{`\b[Ee]rr\b`, false, false},
+		{`(?i)\berr\b|nil`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -255,7 +265,10 @@ func TestPrefilterChoice(t *testing.T) {
 		{`[Ff]oo`, false, "", true, false, []string{"Foo", "foo"}},
 		{`colou?r`, false, "", true, false, []string{"colour", "color"}},
 		{`(foo|bar)\(`, false, "", true, false, []string{"foo(", "bar("}},
-		{`(foo|bar)\w+`, false, "", false, false, []string{"foo", "bar"}},
+		{`(foo|bar)\w+`, false, "", true, false, []string{"foo", "bar"}}, // foo\w or bar\w
+		{`\b(if|for)\b`, false, "", true, false, []string{"if", "for"}},  // each with its \b
+		{`\berr(or)?\b`, false, "", true, false, []string{"error", "err"}},
+		{`(foo|bar)x*\w+y`, false, "", false, false, []string{"foo", "bar"}},
 		{`(foo|bar)\w+quux`, false, "quux", false, false, nil}, // longer than either word
 		{`go|golang`, false, "go", true, false, nil},           // a line holding golang holds go
 		{`(a|b)x|y`, false, "", true, false, []string{"ax", "bx", "y"}},
@@ -308,7 +321,7 @@ func TestWindowAround(t *testing.T) {
 		{`x\s*y`, nil, false},                                   // blanks between, not to an edge
 		{`^\w+\s*=`, nil, false},                                // \s* ends at \w+, of no fixed width
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
-		{`(\d\d)-(xx|[a-z])-\d`, []int{-1, -2}, false},
+		{`(\d\d)-(xx|[a-z]+)-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
 		{`[^0-9]-x`, nil, false},
 		{`func \w+\(ctx context\.Context`, nil, false},
@@ -478,6 +491,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
 	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
 	f.Add(`^\s*ab\s+$`, false, false, []byte(" ab \n\tab\nab  \r\nxab "))
+	f.Add(`\b(ab|a)\b|b\B`, false, false, []byte("ab a\nabc\nbb\n_a"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
