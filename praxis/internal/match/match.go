@@ -614,8 +614,8 @@ func requiredSet(re *syntax.Regexp, fold bool) [][]byte {
 		var set [][]byte
 		for _, sub := range re.Sub {
 			s := requiredSet(sub, fold)
-			if s == nil {
-				return nil
+			if s == nil || len(set)+len(s) > 4*maxLiterals {
+				return nil // too many to search for, or to minimize
 			}
 			set = append(set, s...)
 		}
@@ -727,6 +727,9 @@ func product(a, b [][]byte) ([][]byte, bool) {
 // another (a line holding those holds the other), or nil when an empty
 // literal leaves nothing to search for or more than maxLiterals are left.
 func minimize(set [][]byte) [][]byte {
+	if len(set) > 4*maxLiterals {
+		return nil // each is compared with each
+	}
 	var out [][]byte
 	for i, lit := range set {
 		if len(lit) == 0 {

@@ -194,6 +194,32 @@ func TestLinesEqualsNaive(t *testing.T) {
 	}
 }
 
+// TestManyLiterals checks alternations of many words: past the literals
+// searched for at once, the matcher falls back without a wrong answer.
+func TestManyLiterals(t *testing.T) {
+	for _, n := range []int{maxLiterals, maxLiterals + 1, 4*maxLiterals + 1, 1000} {
+		var words []string
+		var text strings.Builder
+		for i := range n {
+			w := fmt.Sprintf("%c%c%d", 'a'+i%26, 'A'+i/26%26, i)
+			words = append(words, w)
+			if i%7 == 0 {
+				fmt.Fprintf(&text, "x %s y\n", w)
+			}
+			fmt.Fprintf(&text, "%c%d\n", 'a'+i%26, i)
+		}
+		pattern := strings.Join(words, "|")
+		m, err := Compile(pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := lines(t, m, []byte(text.String())), naive(pattern, false, false, []byte(text.String()))
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%d words: %d lines, want %d", n, len(got), len(want))
+		}
+	}
+}
+
 // TestIndexPair holds the vector kernel to its contract, checked a
 // position at a time (the first position holding the pair or, without
 // one, where it stopped, past its last whole block), on texts of every
