@@ -1010,6 +1010,11 @@ type byteSet [4]uint64
 func (s *byteSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
 func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 
+// disjoint reports whether s and t have no member in common.
+func (s *byteSet) disjoint(t *byteSet) bool {
+	return s[0]&t[0] == 0 && s[1]&t[1] == 0 && s[2]&t[2] == 0 && s[3]&t[3] == 0
+}
+
 // size returns the number of members.
 func (s *byteSet) size() int {
 	n := 0
@@ -1038,13 +1043,15 @@ func (s *byteSet) single() (byte, bool) {
 // With span set, the check is of a run of bytes of span (at least min)
 // reaching from off to the edge of the line op names: leftward to its
 // start for OpBeginLine, rightward to its end for OpEndLine (^\s* before
-// a literal, \s*$ after it).
+// a literal, \s*$ after it); or, with then set, to a byte of then, which
+// has none of span's ([a-z]*\( after a literal).
 type window struct {
 	off  int // from the literal's first byte
 	set  byteSet
 	op   syntax.Op
 	span *byteSet
 	min  int
+	then *byteSet
 }
 
 // maxWindow bounds the bytes checked on each side of a literal.
@@ -1108,6 +1115,9 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 		case p.star != nil && i > 0 && seq[i-1].op == syntax.OpBeginLine:
 			w = append(w, window{off: off, op: syntax.OpBeginLine, span: p.star, min: p.min})
 			exact = exact && i == 1
+		case p.star != nil && i > 0 && seq[i-1].set != nil && seq[i-1].set.disjoint(p.star):
+			w = append(w, window{off: off, op: syntax.OpBeginLine, span: p.star, min: p.min, then: seq[i-1].set})
+			exact = exact && i == 1
 		case p.set != nil && n < maxWindow:
 			off--
 			n++
@@ -1127,6 +1137,9 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			continue
 		case p.star != nil && i+1 < len(seq) && seq[i+1].op == syntax.OpEndLine:
 			w = append(w, window{off: off, op: syntax.OpEndLine, span: p.star, min: p.min})
+			exact = exact && i+2 == len(seq)
+		case p.star != nil && i+1 < len(seq) && seq[i+1].set != nil && seq[i+1].set.disjoint(p.star):
+			w = append(w, window{off: off, op: syntax.OpEndLine, span: p.star, min: p.min, then: seq[i+1].set})
 			exact = exact && i+2 == len(seq)
 		case p.set != nil && n < maxWindow:
 			w = append(w, window{off: off, set: *p.set})
@@ -1215,9 +1228,11 @@ func classBytes(re *syntax.Regexp) *byteSet {
 }
 
 // spanToEdge reports whether the bytes from j to the start of its line
-// (left) or to its end are all of set, at least min of them. Since set
-// holds no line break, the run of set's bytes from j must reach the edge.
-func spanToEdge(text []byte, j int, set *byteSet, min int, left bool) bool {
+// (left) or to its end are all of set, at least min of them; or, with
+// then, whether at least min of set's bytes lead from j to one of then's.
+// Since set holds no line break, and then none of set's bytes, the run of
+// set's bytes from j must end exactly there.
+func spanToEdge(text []byte, j int, set *byteSet, min int, then *byteSet, left bool) bool {
 	if j < 0 || j > len(text) {
 		return false
 	}
@@ -1226,10 +1241,16 @@ func spanToEdge(text []byte, j int, set *byteSet, min int, left bool) bool {
 		for k > 0 && set.has(text[k-1]) {
 			k--
 		}
+		if then != nil {
+			return j-k >= min && k > 0 && then.has(text[k-1])
+		}
 		return j-k >= min && (k == 0 || text[k-1] == '\n')
 	}
 	for k < len(text) && set.has(text[k]) {
 		k++
+	}
+	if then != nil {
+		return k-j >= min && k < len(text) && then.has(text[k])
 	}
 	return k-j >= min && (k == len(text) || text[k] == '\n')
 }
@@ -1254,7 +1275,7 @@ func fits(around []window, text []byte, s int) bool {
 		var ok bool
 		switch {
 		case w.span != nil:
-			ok = spanToEdge(text, j, w.span, w.min, w.op == syntax.OpBeginLine)
+			ok = spanToEdge(text, j, w.span, w.min, w.then, w.op == syntax.OpBeginLine)
 		case w.op == 0:
 			ok = j >= 0 && j < len(text) && w.set.has(text[j])
 		case w.op == syntax.OpBeginLine:

@@ -143,6 +143,17 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)^\s*ERR`, false, false},
 		{`x^\s*return`, false, false}, // never: nothing but a line break ends before ^
 		{`err\s*$x`, false, false},
+		// Runs of a class from a literal to a byte it has none of.
+		{`[a-z]+_[a-z]+\(`, false, false},
+		{`func \w+\(`, false, false},
+		{`x\.y\s*\(`, false, false},
+		{`err\s*!=`, false, false},
+		{`e\d*\dr`, false, false}, // \d* and \d overlap: no run check
+		{`er*r`, false, false},
+		{`\w+\s*!=\s*nil`, false, false},
+		{`(?i)e[a-z]*r`, false, false},
+		{`x\s+err`, false, false},
+		{`[a-z]\d+r`, false, false},
 		// Branches, each with its own checks.
 		{`\b(if|err|nil)\b`, false, false},
 		{`\berr(or)?\b`, false, false},
@@ -166,6 +177,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"no final":        []byte("k"),
 		"literal at end":  []byte("abc\nerr"),
 		"literal at edge": []byte("err != nil"),
+		"runs":            []byte("xerr\nx err\nx \t err\nyerr x\nfoo_bar(\nfoo_(\n_bar(\ne1r e12r er\nx.y (\nx.y(\n"),
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		// Long enough for the vector search's blocks, the literals at
 		// every offset in them.
@@ -278,7 +290,7 @@ func TestPrefilterChoice(t *testing.T) {
 		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false, nil},
 		{`a+bcd`, false, "bcd", true, false, nil},   // a line holding abcd
 		{`(abc)+x`, false, "abc", true, false, nil}, // abcx
-		{`xa+bcd`, false, "bcd", false, false, nil},
+		{`xa+bcd`, false, "bcd", true, false, nil},  // x, a run of a, bcd
 		{`x?`, false, "", false, false, nil},
 		{"exceedingly", true, "", false, true, nil},
 		{"kss", true, "", false, false, nil},  // k and s fold to non-ASCII runes too
@@ -332,8 +344,9 @@ func TestWindowAround(t *testing.T) {
 		exact   bool
 	}{
 		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}, true},
-		{`xa+--[0-9]`, []int{2}, false},   // not the a of a+, of no fixed width
-		{`xa+-[0-9]`, nil, false},         // the literal is x, next to a+
+		{`xa+--[0-9]`, []int{0, 2}, true}, // a run of a back to the x
+		{`xa+-[0-9]`, []int{1}, false},    // the literal is x; the run ends at -
+		{`x\w*\wz`, nil, false},           // \w* ends at \w, not at a byte it has none of
 		{`a+--[0-9]`, []int{-1, 2}, true}, // a line holding a--0 holds a match
 		{`\w*--[0-9]+`, []int{2}, true},
 		{`\bx\d\d`, []int{0, 1, 2}, true},
@@ -344,14 +357,14 @@ func TestWindowAround(t *testing.T) {
 		{`^\s*return\b`, []int{0, 6}, true}, // blanks back to the start of the line
 		{`^\s+//`, []int{0}, true},
 		{`;[ \t]*$`, []int{1}, true},
-		{`x\s*y`, nil, false},                                   // blanks between, not to an edge
+		{`x\s*y`, []int{1}, true},                               // blanks, then y
 		{`^\w+\s*=`, nil, false},                                // \s* ends at \w+, of no fixed width
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
 		{`(\d\d)-(xx|[a-z]+)-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
 		{`[^0-9]-x`, nil, false},
-		{`func \w+\(ctx context\.Context`, nil, false},
-		{`err != nil`, nil, false}, // pure: no checks at all
+		{`func \w+\(ctx context\.Context`, []int{0}, false}, // a word back to a blank
+		{`err != nil`, nil, false},                          // pure: no checks at all
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, false)
@@ -386,7 +399,7 @@ func TestBytesPrefilter(t *testing.T) {
 		{`^\s*$`, 0, true, []int{0}, true},
 		{`\d\d$`, 0, true, []int{-1, -2}, true},
 		{`\b[0-9]\d*$`, 10, false, []int{0, 1}, true}, // digits to the end
-		{`\w\s+\w`, 63, false, nil, false},            // \s+ of no fixed width: \w, no checks
+		{`\w\s+\w`, 63, false, []int{1}, true},        // \w, blanks, \w
 		{`.`, 0, false, nil, false},                   // any character, of one or more bytes
 		{`x*`, 0, false, nil, false},
 	}
@@ -518,6 +531,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
 	f.Add(`^\s*ab\s+$`, false, false, []byte(" ab \n\tab\nab  \r\nxab "))
 	f.Add(`\b(ab|a)\b|b\B`, false, false, []byte("ab a\nabc\nbb\n_a"))
+	f.Add(`a[0-9]*b\s+c`, false, false, []byte("a12b c\nab  c\na1b\nxa9bc"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
