@@ -135,6 +135,9 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 	}
 	m := &Matcher{re: compiled}
 	set := requiredSet(re, false)
+	if fset := requiredSet(re, true); set != nil && better(foldRuns(fset), set) {
+		set = nil // the literals in any case are better: (?i)todo:?\s
+	}
 	ex, ok := exact(re, false)
 	pure := set != nil && ok && sameSet(minimize(ex), set) // set is all re matches
 	if !pure && m.branchPrefilter(re, set, len(set) == 1) {
@@ -161,7 +164,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 			m.around, m.pure = windowAround(re, lit)
 		}
 	} else if set := requiredSet(re, true); len(set) == 1 {
-		m.foldPrefilter(set[0])
+		m.foldPrefilter(re, set[0])
 	} else if len(set) > 1 {
 		m.setPrefilter(re, set, true)
 	} else {
@@ -178,7 +181,7 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	flatten(lineCore(re), &seq)
 	at := -1
 	for i, p := range seq {
-		if p.set != nil && (at < 0 || p.set.size() < seq[at].set.size()) {
+		if p.set != nil && !p.approx && (at < 0 || p.set.size() < seq[at].set.size()) {
 			at = i
 		}
 	}
@@ -268,15 +271,8 @@ func trimEnd(part *syntax.Regexp) (*syntax.Regexp, bool) {
 // pattern is pure when it matches exactly the literals themselves.
 func (m *Matcher) setPrefilter(re *syntax.Regexp, set [][]byte, fold bool) {
 	if fold {
-		var runs [][]byte
-		for _, lit := range set {
-			run := foldRun(lit)
-			if len(run) == 0 {
-				return // a literal without one: no prefilter
-			}
-			runs = append(runs, run)
-		}
-		if set = minimize(runs); set == nil {
+		// A literal without a run has no prefilter.
+		if set = minimize(foldRuns(set)); set == nil {
 			return
 		}
 	}
@@ -482,11 +478,12 @@ func (m *Matcher) findAny(text []byte, pos int, next []int) (at, k int) {
 // longest run of characters whose case variants are all single ASCII
 // bytes (not k or s, which also fold to K and ſ), looked for by its
 // rarest byte in either case.
-func (m *Matcher) foldPrefilter(lit []byte) {
+func (m *Matcher) foldPrefilter(re *syntax.Regexp, lit []byte) {
 	best := foldRun(lit)
 	if len(best) == 0 {
 		return
 	}
+	defer func() { m.around, m.pure = foldWindows(re, best) }()
 	m.fold, m.seg = true, best
 	for i := range best {
 		if foldCost(best[i]) < foldCost(best[m.pivot]) {
@@ -498,6 +495,46 @@ func (m *Matcher) foldPrefilter(lit []byte) {
 		m.usePair = true
 		m.pair = choosePair(best, m.pivot, foldCost, true)
 	}
+}
+
+// foldWindows returns the checks around seg, a run of a case-insensitive
+// literal in lower case, as windowAround does around a literal.
+func foldWindows(re *syntax.Regexp, seg []byte) ([]window, bool) {
+	var seq []part
+	flatten(lineCore(re), &seq)
+	spells := func(p part, c byte) bool {
+		var want byteSet
+		want.add(c)
+		want.add(byte(unicode.ToUpper(rune(c))))
+		return p.set != nil && !p.approx && *p.set == want
+	}
+	for k := 0; k+len(seg) <= len(seq); k++ {
+		at := k
+		for j, c := range seg {
+			if !spells(seq[k+j], c) {
+				at = -1
+				break
+			}
+		}
+		if at >= 0 {
+			return windowsAt(seq, at, len(seg))
+		}
+	}
+	return nil, false
+}
+
+// foldRuns returns the foldRun of every literal of set, or nil if one has
+// none.
+func foldRuns(set [][]byte) [][]byte {
+	var runs [][]byte
+	for _, lit := range set {
+		run := foldRun(lit)
+		if len(run) == 0 {
+			return nil
+		}
+		runs = append(runs, run)
+	}
+	return runs
 }
 
 // foldRun returns, in lower case, lit's longest run of characters whose
@@ -752,8 +789,10 @@ func minimize(set [][]byte) [][]byte {
 	return out
 }
 
-// better reports whether s is the better set to search for than t: its
-// shortest literal is longer or, as long, it has fewer. nil is worst.
+// better reports whether s is the better set to search for than t: a
+// longer shortest literal makes for fewer false hits, each more literal
+// for one more pass over the text; as good, the smaller set. nil is
+// worst.
 func better(s, t [][]byte) bool {
 	switch {
 	case s == nil:
@@ -761,7 +800,8 @@ func better(s, t [][]byte) bool {
 	case t == nil:
 		return true
 	}
-	if a, b := minLen(s), minLen(t); a != b {
+	score := func(set [][]byte) int { return 2*minLen(set) - len(set) }
+	if a, b := score(s), score(t); a != b {
 		return a > b
 	}
 	return len(s) < len(t)
@@ -835,6 +875,10 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 		case m.fold:
 			if at = m.findFold(text, pos, &st); at < 0 {
 				return
+			}
+			if !m.fits(text, at) {
+				pos = at + 1
+				continue
 			}
 		case m.any != nil:
 			var k int
@@ -1063,11 +1107,17 @@ const maxWindow = 16
 //
 // A part of no fixed width that is a repeat of one byte of a set (\s*,
 // [a-z]+) has that set as star, and min the fewest repeats, 0 or 1.
+//
+// A character that may take several bytes (é, or k, which folds to the
+// Kelvin sign) is a part with approx set: set holds its one-byte forms
+// and every byte beyond ASCII, so it stands for the byte next to its
+// neighbour on either side, but not for a place further on.
 type part struct {
-	set  *byteSet
-	op   syntax.Op
-	star *byteSet
-	min  int
+	set    *byteSet
+	op     syntax.Op
+	star   *byteSet
+	min    int
+	approx bool
 }
 
 // windowAround returns the checks around lit that every match of re
@@ -1117,7 +1167,10 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			exact = exact && i == 1
 		case p.star != nil && i > 0 && seq[i-1].set != nil && seq[i-1].set.disjoint(p.star):
 			w = append(w, window{off: off, op: syntax.OpBeginLine, span: p.star, min: p.min, then: seq[i-1].set})
-			exact = exact && i == 1
+			exact = exact && i == 1 && !seq[i-1].approx
+		case p.approx && n < maxWindow:
+			w = append(w, window{off: off - 1, set: *p.set})
+			exact = false
 		case p.set != nil && n < maxWindow:
 			off--
 			n++
@@ -1140,7 +1193,10 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			exact = exact && i+2 == len(seq)
 		case p.star != nil && i+1 < len(seq) && seq[i+1].set != nil && seq[i+1].set.disjoint(p.star):
 			w = append(w, window{off: off, op: syntax.OpEndLine, span: p.star, min: p.min, then: seq[i+1].set})
-			exact = exact && i+2 == len(seq)
+			exact = exact && i+2 == len(seq) && !seq[i+1].approx
+		case p.approx && n < maxWindow:
+			w = append(w, window{off: off, set: *p.set})
+			exact = false
 		case p.set != nil && n < maxWindow:
 			w = append(w, window{off: off, set: *p.set})
 			off++
@@ -1176,7 +1232,7 @@ func flatten(re *syntax.Regexp, seq *[]part) {
 		for _, r := range re.Rune {
 			if re.Flags&syntax.FoldCase != 0 {
 				if !asciiFoldClosed(r) {
-					*seq = append(*seq, part{})
+					*seq = append(*seq, approxPart(r))
 					continue
 				}
 				s := new(byteSet)
@@ -1194,11 +1250,21 @@ func flatten(re *syntax.Regexp, seq *[]part) {
 			}
 		}
 	case syntax.OpCharClass:
-		*seq = append(*seq, part{set: classBytes(re)})
+		if set := classBytes(re); set != nil {
+			*seq = append(*seq, part{set: set})
+			break
+		}
+		set := new(byteSet)
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
+				set.add(byte(c))
+			}
+		}
+		*seq = append(*seq, approxPart(-1, set))
 	case syntax.OpStar, syntax.OpPlus:
 		var one []part
 		flatten(re.Sub[0], &one)
-		if len(one) != 1 || one[0].set == nil {
+		if len(one) != 1 || one[0].set == nil || one[0].approx {
 			*seq = append(*seq, part{})
 			return
 		}
@@ -1210,6 +1276,28 @@ func flatten(re *syntax.Regexp, seq *[]part) {
 	default:
 		*seq = append(*seq, part{})
 	}
+}
+
+// approxPart returns the part of a character that may take several bytes:
+// the case variants of r that are ASCII, if r is not -1, the bytes of
+// ascii, if given, and every byte beyond ASCII.
+func approxPart(r rune, ascii ...*byteSet) part {
+	s := new(byteSet)
+	if len(ascii) > 0 {
+		*s = *ascii[0]
+	}
+	if r >= 0 {
+		for f := unicode.SimpleFold(r); ; f = unicode.SimpleFold(f) {
+			if f < utf8.RuneSelf {
+				s.add(byte(f))
+			}
+			if f == r {
+				break
+			}
+		}
+	}
+	s[2], s[3] = ^uint64(0), ^uint64(0)
+	return part{set: s, approx: true}
 }
 
 // classBytes returns the bytes of an ASCII class, or nil for a class that

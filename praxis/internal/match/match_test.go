@@ -154,6 +154,20 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)e[a-z]*r`, false, false},
 		{`x\s+err`, false, false},
 		{`[a-z]\d+r`, false, false},
+		// Characters of several bytes next to a literal.
+		{`(?i)[a-z]+tra`, false, false},
+		{`(?i)[a-z]elvin`, false, false},
+		{`[^\x00-\x7f]ber`, false, false},
+		{`[^a-z]ber`, false, false},
+		{`ber[^a-z]`, false, false},
+		{`(?i)gr[a-z]ße`, false, false},
+		{`(?i)\bk[a-z]*\b`, false, false},
+		{`(?i)str[a-z]`, false, false},
+		{`(?i)e[a-z]+$`, false, false},
+		{`err\d*[^0-9é]`, false, false}, // é is not the byte after the digits
+		{`[^0-9é]\d*err`, false, false},
+		{`^(?i:k)*x`, false, false},  // k, K or the Kelvin sign, not é
+		{`(?i)[^b]aa`, false, false}, // aa after a character of several bytes
 		// Branches, each with its own checks.
 		{`\b(if|err|nil)\b`, false, false},
 		{`\berr(or)?\b`, false, false},
@@ -177,6 +191,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"no final":        []byte("k"),
 		"literal at end":  []byte("abc\nerr"),
 		"literal at edge": []byte("err != nil"),
+		"approx":          []byte("éaa\nerr12é\né12err\néx\n\u212a\u212ax\nkx\nberü\nKelvin \u212aelvin\n"),
 		"runs":            []byte("xerr\nx err\nx \t err\nyerr x\nfoo_bar(\nfoo_(\n_bar(\ne1r e12r er\nx.y (\nx.y(\n"),
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		// Long enough for the vector search's blocks, the literals at
@@ -292,9 +307,9 @@ func TestPrefilterChoice(t *testing.T) {
 		{`(abc)+x`, false, "abc", true, false, nil}, // abcx
 		{`xa+bcd`, false, "bcd", true, false, nil},  // x, a run of a, bcd
 		{`x?`, false, "", false, false, nil},
-		{"exceedingly", true, "", false, true, nil},
-		{"kss", true, "", false, false, nil},  // k and s fold to non-ASCII runes too
-		{"ksxks", true, "", false, true, nil}, // x alone
+		{"exceedingly", true, "", true, true, nil}, // in any case: no regexp
+		{"kss", true, "", false, false, nil},       // k and s fold to non-ASCII runes too
+		{"ksxks", true, "", false, true, nil},      // x alone
 		// Sets: every match holds one of several literals.
 		{`abc|abd`, false, "", true, false, []string{"abc", "abd"}}, // factored: ab(?:c|d)
 		{`abc|xyz`, false, "", true, false, []string{"abc", "xyz"}},
@@ -315,6 +330,8 @@ func TestPrefilterChoice(t *testing.T) {
 		{`(?i)foo|bar`, false, "", false, true, []string{"foo", "bar"}},
 		{`(?i)foo|ks`, false, "", false, false, nil}, // ks has no run that folds to ASCII alone
 		{`(?i:foo)|bar`, false, "", false, true, []string{"foo", "bar"}},
+		{`(?i)todo:?\s`, false, "", false, true, nil}, // todo in any case, not a blank
+		{`(?i)todo:?\s+x`, false, "", false, true, nil},
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, tt.ignoreCase)
@@ -362,7 +379,9 @@ func TestWindowAround(t *testing.T) {
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
 		{`(\d\d)-(xx|[a-z]+)-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
-		{`[^0-9]-x`, nil, false},
+		{`[^0-9]-x`, []int{-1}, false},                      // a byte of [^0-9], or of a longer character
+		{`x-[^0-9]y`, []int{2}, false},                      // no further: the character may take several bytes
+		{`(?i)x-k`, []int{2}, false},                        // x- in any case, then k, K or the Kelvin sign
 		{`func \w+\(ctx context\.Context`, []int{0}, false}, // a word back to a blank
 		{`err != nil`, nil, false},                          // pure: no checks at all
 	}
@@ -532,6 +551,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`^\s*ab\s+$`, false, false, []byte(" ab \n\tab\nab  \r\nxab "))
 	f.Add(`\b(ab|a)\b|b\B`, false, false, []byte("ab a\nabc\nbb\n_a"))
 	f.Add(`a[0-9]*b\s+c`, false, false, []byte("a12b c\nab  c\na1b\nxa9bc"))
+	f.Add(`(?i)[a-z]ab[^b]`, false, true, []byte("\u212aab\u017f\nKABé\nxab\n"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
