@@ -134,7 +134,9 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		return nil, fmt.Errorf("compiling %q: %w", pattern, err)
 	}
 	m := &Matcher{re: compiled}
-	set := requiredSet(re, false)
+	// What the line must hold is what re's line core must: x{2,} is xx.
+	re = lineCore(re)
+	set := unlessClass(requiredSet(re, false))
 	if fset := requiredSet(re, true); set != nil && better(foldRuns(fset), set) {
 		set = nil // the literals in any case are better: (?i)todo:?\s
 	}
@@ -163,7 +165,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		if !m.pure {
 			m.around, m.pure = windowAround(re, lit)
 		}
-	} else if set := requiredSet(re, true); len(set) == 1 {
+	} else if set := unlessClass(requiredSet(re, true)); len(set) == 1 {
 		m.foldPrefilter(re, set[0])
 	} else if len(set) > 1 {
 		m.setPrefilter(re, set, true)
@@ -521,6 +523,21 @@ func foldWindows(re *syntax.Regexp, seg []byte) ([]window, bool) {
 		}
 	}
 	return nil, false
+}
+
+// unlessClass returns set, or nil if it is several single bytes: that is a
+// class, searched for with the rest of the pattern by bytesPrefilter
+// (\s+$ is a blank at the end of a line, not every blank).
+func unlessClass(set [][]byte) [][]byte {
+	if len(set) < 2 {
+		return set
+	}
+	for _, lit := range set {
+		if len(lit) > 1 {
+			return set
+		}
+	}
+	return nil
 }
 
 // foldRuns returns the foldRun of every literal of set, or nil if one has

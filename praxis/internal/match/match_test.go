@@ -303,9 +303,9 @@ func TestPrefilterChoice(t *testing.T) {
 	}{
 		{"err != nil", false, "err != nil", true, false, nil},
 		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false, nil},
-		{`a+bcd`, false, "bcd", true, false, nil},   // a line holding abcd
-		{`(abc)+x`, false, "abc", true, false, nil}, // abcx
-		{`xa+bcd`, false, "bcd", true, false, nil},  // x, a run of a, bcd
+		{`a+bcd`, false, "abcd", true, false, nil},   // a line holding abcd
+		{`(abc)+x`, false, "abcx", true, false, nil}, // abcx
+		{`xa+bcd`, false, "bcd", true, false, nil},   // x, a run of a, bcd
 		{`x?`, false, "", false, false, nil},
 		{"exceedingly", true, "", true, true, nil}, // in any case: no regexp
 		{"kss", true, "", false, false, nil},       // k and s fold to non-ASCII runes too
@@ -364,7 +364,7 @@ func TestWindowAround(t *testing.T) {
 		{`xa+--[0-9]`, []int{0, 2}, true}, // a run of a back to the x
 		{`xa+-[0-9]`, []int{1}, false},    // the literal is x; the run ends at -
 		{`x\w*\wz`, nil, false},           // \w* ends at \w, not at a byte it has none of
-		{`a+--[0-9]`, []int{-1, 2}, true}, // a line holding a--0 holds a match
+		{`a+--[0-9]`, []int{3}, true},     // a line holding a--0 holds a match
 		{`\w*--[0-9]+`, []int{2}, true},
 		{`\bx\d\d`, []int{0, 1, 2}, true},
 		{`\bint\b`, []int{0, 3}, true},
