@@ -59,6 +59,7 @@ type Matcher struct {
 	// before it.
 	bytes *[256]bool
 	eol   bool
+	few   []byte // the members of bytes, when they are few enough for IndexByte
 }
 
 // finder searches for one literal of a set, in any mix of cases with
@@ -201,9 +202,37 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	}
 	m.bytes = new([256]bool)
 	for c := range 256 {
-		m.bytes[c] = seq[at].set.has(byte(c))
+		if m.bytes[c] = seq[at].set.has(byte(c)); m.bytes[c] {
+			m.few = append(m.few, byte(c))
+		}
+	}
+	if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
+		m.few = nil // looked for with the table, all at once
 	}
 	m.around, m.pure = windowsAt(seq, at, 1)
+}
+
+// maxFew bounds the bytes of a set looked for one by one with IndexByte,
+// faster than a table while they are few and rare: none among the commonest
+// sixteen of source code (maxFewRank), where IndexByte stops too often.
+const (
+	maxFew     = 3
+	maxFewRank = 239
+)
+
+// findFew returns the offset of the first byte of m.few at or after pos,
+// or -1. next caches where each occurs next, as findAny's does.
+func (m *Matcher) findFew(text []byte, pos int, next *[maxFew]int) int {
+	at := -1
+	for i, c := range m.few {
+		if next[i] != -1 && next[i] < pos {
+			next[i] = indexFrom(text, pos, c)
+		}
+		if n := next[i]; n >= 0 && (at < 0 || n < at) {
+			at = n
+		}
+	}
+	return at
 }
 
 // findByte returns the offset of the first byte of m.bytes at or after
@@ -869,6 +898,7 @@ func (m *Matcher) Match(line []byte) bool {
 func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 	n, counted := 1, 0 // line n starts at offset counted
 	st := foldState{-2, -2}
+	few := [maxFew]int{-2, -2, -2}
 	var next []int
 	if m.any != nil {
 		var buf [8]int
@@ -914,6 +944,10 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 				at = len(text) // the last line's end, without a line break
 				if i := bytes.IndexByte(text[pos:], '\n'); i >= 0 {
 					at = pos + i
+				}
+			} else if m.few != nil {
+				if at = m.findFew(text, pos, &few); at < 0 {
+					return
 				}
 			} else if at = m.findByte(text, pos); at < 0 {
 				return

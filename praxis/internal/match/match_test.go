@@ -126,6 +126,9 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`\b[A-Z]{2}\b`, false, false},
 		{`[0-9]+`, false, false},
 		{`[xyz]\d`, false, false},
+		{`[ek]`, false, false}, // two bytes, each found with IndexByte
+		{`[,;]\s`, false, false},
+		{`[(!]=?`, false, false},
 		{`(?i)[a-c]{2}`, false, false},
 		{`^[^ ]{3}$`, false, false},
 		{`\w+`, false, false},
@@ -441,6 +444,27 @@ func TestBytesPrefilter(t *testing.T) {
 		}
 		if size != tt.size || m.eol != tt.eol || !slices.Equal(offs, tt.offs) || ((size > 0 || m.eol) && m.pure != tt.exact) {
 			t.Errorf("%q: set of %d, eol %v, offsets %v, exact %v; want %d %v %v %v", tt.pattern, size, m.eol, offs, m.pure, tt.size, tt.eol, tt.offs, tt.exact)
+		}
+	}
+}
+
+// TestFewBytes checks which classes are looked for a byte at a time with
+// IndexByte: up to three bytes, none among the commonest of source code.
+func TestFewBytes(t *testing.T) {
+	for pattern, few := range map[string]string{
+		`[qz]`:     "qz",
+		`[;!]\d`:   "!;",
+		`[ae]`:     "", // common: the table
+		`[qz,]`:    "", // the comma is common
+		`[!;qz]`:   "", // four
+		`[A-Z]{3}`: "",
+	} {
+		m, err := Compile(pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.few) != few {
+			t.Errorf("%q: looks for %q one at a time, want %q", pattern, m.few, few)
 		}
 	}
 }
