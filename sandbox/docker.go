@@ -132,7 +132,13 @@ func (d *docker) removeOrphans(ctx context.Context) error {
 			continue
 		}
 		err := d.cli.containerRemove(ctx, c.ID)
-		if err != nil && !engineStatus(err, http.StatusNotFound) && !engineStatus(err, http.StatusConflict) { // conflict: already being removed
+		if engineStatus(err, http.StatusConflict) {
+			// Already being removed (its auto-removal, once its owner
+			// died): wait until it is gone, so that none is left
+			// when New returns.
+			err = d.waitGone(ctx, c.ID)
+		}
+		if err != nil && !engineStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("container %.12s: %w", c.ID, err)
 		}
 	}
@@ -164,22 +170,28 @@ func (d *docker) remove(b *box) error {
 	if engineStatus(err, http.StatusConflict) {
 		// The engine is removing it already (its auto-removal at exit):
 		// wait until it is gone.
-		for {
-			var exists bool
-			if exists, err = d.cli.containerExists(ctx, b.id); !exists {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("removing container %.12s: %w", b.id, ctx.Err())
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
+		err = d.waitGone(ctx, b.id)
 	}
 	if err != nil && !engineStatus(err, http.StatusNotFound) {
 		return fmt.Errorf("removing container %.12s: %w", b.id, err)
 	}
 	return nil
+}
+
+// waitGone returns once the container id, which the engine is removing,
+// is gone, or ctx's error.
+func (d *docker) waitGone(ctx context.Context, id string) error {
+	for {
+		exists, err := d.cli.containerExists(ctx, id)
+		if !exists {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // container returns the session's running container, creating it first
