@@ -147,7 +147,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 		return m, nil
 	}
 	if len(set) > 1 {
-		m.setPrefilter(re, set, false)
+		m.setPrefilter(set, false, pure)
 		return m, nil
 	}
 	if len(set) == 1 {
@@ -164,12 +164,12 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 			m.pair = choosePair(lit, m.pivot, rankCost, false)
 		}
 		if !m.pure {
-			m.around, m.pure = windowAround(re, lit)
+			m.around, m.pure = windowAround(re, lit, false)
 		}
 	} else if set := unlessClass(requiredSet(re, true)); len(set) == 1 {
 		m.foldPrefilter(re, set[0])
 	} else if len(set) > 1 {
-		m.setPrefilter(re, set, true)
+		m.setPrefilter(set, true, false)
 	} else {
 		m.bytesPrefilter(re)
 	}
@@ -181,7 +181,7 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 // searched for, the others and the assertions checked around it.
 func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	var seq []part
-	flatten(lineCore(re), &seq)
+	flatten(re, &seq)
 	at := -1
 	for i, p := range seq {
 		if p.set != nil && !p.approx && (at < 0 || p.set.size() < seq[at].set.size()) {
@@ -300,7 +300,7 @@ func trimEnd(part *syntax.Regexp) (*syntax.Regexp, bool) {
 // which every match holds; with fold, each in any mix of cases, by its
 // longest run of characters whose case variants are all ASCII. The
 // pattern is pure when it matches exactly the literals themselves.
-func (m *Matcher) setPrefilter(re *syntax.Regexp, set [][]byte, fold bool) {
+func (m *Matcher) setPrefilter(set [][]byte, fold, pure bool) {
 	if fold {
 		// A literal without a run has no prefilter.
 		if set = minimize(foldRuns(set)); set == nil {
@@ -310,15 +310,9 @@ func (m *Matcher) setPrefilter(re *syntax.Regexp, set [][]byte, fold bool) {
 	m.any = make([]finder, len(set))
 	for i, lit := range set {
 		m.any[i] = newFinder(lit, fold)
+		m.any[i].exact = pure
 	}
-	if fold {
-		return
-	}
-	ex, ok := exact(re, false)
-	m.pure = ok && sameSet(minimize(ex), set)
-	for i := range m.any {
-		m.any[i].exact = m.pure
-	}
+	m.pure = pure
 }
 
 // maxBranches bounds the branches a pattern is spelled out as.
@@ -333,7 +327,7 @@ const maxBranches = 16
 // whether it did. With onlyExact, it does only if every branch is found
 // exactly: a single literal of the pattern does as well otherwise.
 func (m *Matcher) branchPrefilter(re *syntax.Regexp, set [][]byte, onlyExact bool) bool {
-	seqs, ok := branches(lineCore(re))
+	seqs, ok := branches(re)
 	if !ok || len(seqs) < 2 {
 		return false
 	}
@@ -514,7 +508,7 @@ func (m *Matcher) foldPrefilter(re *syntax.Regexp, lit []byte) {
 	if len(best) == 0 {
 		return
 	}
-	defer func() { m.around, m.pure = foldWindows(re, best) }()
+	defer func() { m.around, m.pure = windowAround(re, best, true) }()
 	m.fold, m.seg = true, best
 	for i := range best {
 		if foldCost(best[i]) < foldCost(best[m.pivot]) {
@@ -526,32 +520,6 @@ func (m *Matcher) foldPrefilter(re *syntax.Regexp, lit []byte) {
 		m.usePair = true
 		m.pair = choosePair(best, m.pivot, foldCost, true)
 	}
-}
-
-// foldWindows returns the checks around seg, a run of a case-insensitive
-// literal in lower case, as windowAround does around a literal.
-func foldWindows(re *syntax.Regexp, seg []byte) ([]window, bool) {
-	var seq []part
-	flatten(lineCore(re), &seq)
-	spells := func(p part, c byte) bool {
-		var want byteSet
-		want.add(c)
-		want.add(byte(unicode.ToUpper(rune(c))))
-		return p.set != nil && !p.approx && *p.set == want
-	}
-	for k := 0; k+len(seg) <= len(seq); k++ {
-		at := k
-		for j, c := range seg {
-			if !spells(seq[k+j], c) {
-				at = -1
-				break
-			}
-		}
-		if at >= 0 {
-			return windowsAt(seq, at, len(seg))
-		}
-	}
-	return nil, false
 }
 
 // unlessClass returns set, or nil if it is several single bytes: that is a
@@ -1178,28 +1146,31 @@ type part struct {
 // place where the sequence spells lit. Every match has lit there, so a hit
 // of lit that fails a check is not that place of any match: the search
 // moves on to the next hit, which may be. When the checks cover the whole
-// pattern, a hit that passes them is a match: exact is true.
-func windowAround(re *syntax.Regexp, lit []byte) (w []window, exact bool) {
+// pattern, a hit that passes them is a match: exact is true. With fold,
+// lit is a run of a case-insensitive literal in lower case, its letters
+// spelled in either case. Like the other prefilters, it takes the line
+// core of the pattern, as Compile passes it.
+func windowAround(re *syntax.Regexp, lit []byte, fold bool) (w []window, exact bool) {
 	var seq []part
-	flatten(lineCore(re), &seq)
-	at := -1
-	for k := 0; k+len(lit) <= len(seq) && at < 0; k++ {
-		at = k
-		for j, c := range lit {
-			if seq[k+j].set == nil {
-				at = -1
-				break
-			}
-			if b, ok := seq[k+j].set.single(); !ok || b != c {
-				at = -1
-				break
-			}
+	flatten(re, &seq)
+	spells := func(p part, c byte) bool {
+		var want byteSet
+		want.add(c)
+		if fold {
+			want.add(byte(unicode.ToUpper(rune(c))))
+		}
+		return p.set != nil && *p.set == want
+	}
+	for at := 0; at+len(lit) <= len(seq); at++ {
+		k := 0
+		for k < len(lit) && spells(seq[at+k], lit[k]) {
+			k++
+		}
+		if k == len(lit) {
+			return windowsAt(seq, at, len(lit))
 		}
 	}
-	if at < 0 {
-		return nil, false
-	}
-	return windowsAt(seq, at, len(lit))
+	return nil, false
 }
 
 // windowsAt returns the checks of the parts of seq around its parts at to
