@@ -57,6 +57,15 @@ func (r *Runner) probePIDNamespace() bool {
 	return cmd.Run() == nil
 }
 
+// probeOutput returns a file in memory for the bwrap probe's output.
+func probeOutput() (*os.File, error) {
+	fd, err := unix.MemfdCreate("praxis-probe", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "bwrap-probe-output"), nil
+}
+
 // start runs c, already checked, in the directory dir, opened inside the
 // workspace, with the given time limit.
 func (r *Runner) start(ctx context.Context, c Command, dir *os.File, timeout time.Duration) (*Process, error) {

@@ -15,6 +15,11 @@ func seccompFilter(bool) ([]byte, error) {
 	return nil, fmt.Errorf("%w: isolation bwrap needs Linux; this is %s", ErrUnavailable, runtime.GOOS)
 }
 
+// probeOutput is never reached: seccompFilter refuses first.
+func probeOutput() (*os.File, error) {
+	return nil, fmt.Errorf("bwrap needs Linux; this is %s", runtime.GOOS)
+}
+
 // protectPraxis has nothing to do where commands cannot run.
 func (r *Runner) protectPraxis() error { return nil }
 
