@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // DefaultMaxToolResult is the bound of a tool result's text when
@@ -240,7 +240,7 @@ func (s *Scripted) summarize(req *Request) (*Response, error) {
 		text = req.Messages[0].Text()
 	}
 	var calls []string
-	for _, m := range scriptedCallLine().FindAllStringSubmatch(text, -1) {
+	for _, m := range scriptedCallLine.Get().FindAllStringSubmatch(text, -1) {
 		calls = append(calls, m[1])
 	}
 	summary := fmt.Sprintf("Summary of the earlier session (scripted): %d tool calls: %s.", len(calls), strings.Join(calls, ", "))
@@ -251,7 +251,7 @@ func (s *Scripted) summarize(req *Request) (*Response, error) {
 	}, nil
 }
 
-var scriptedCallLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^ASSISTANT called (\S+)`) })
+var scriptedCallLine = lazyre.New(`(?m)^ASSISTANT called (\S+)`)
 
 // cutResult cuts a tool result longer than the bound: the model gets its
 // beginning and end and the path of the full text, saved under the
@@ -307,10 +307,10 @@ func cutMiddle(s string, max int, note string) string {
 	return s[:head] + note + s[start:]
 }
 
-var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
+var unsafeName = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 func safeName(s string) string {
-	s = unsafeName().ReplaceAllString(s, "_")
+	s = unsafeName.Get().ReplaceAllString(s, "_")
 	if len(s) > 120 {
 		s = s[:120]
 	}

@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/praxis-tools/praxis/internal/lazyre"
 	"github.com/praxis-tools/praxis/internal/sse"
 )
 
@@ -201,7 +200,7 @@ func isJSONReply(resp *http.Response) bool {
 }
 
 // streamWord finds the word stream or streaming (not upstream).
-var streamWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bstream(ing)?\b`) })
+var streamWord = lazyre.New(`(?i)\bstream(ing)?\b`)
 
 // refusesStreaming reports whether err is an API's refusal to stream, so
 // that the same request may be sent again without streaming.
@@ -210,7 +209,7 @@ func refusesStreaming(err error) bool {
 	if !errors.As(err, &ae) || ae.Kind != ErrRefused || ae.Status < 400 || ae.Status >= 500 {
 		return false
 	}
-	return streamWord().MatchString(ae.Message)
+	return streamWord.Get().MatchString(ae.Message)
 }
 
 // withUsage adds u to the usage of err when it is an *APIError.

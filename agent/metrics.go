@@ -2,10 +2,10 @@ package agent
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // Metrics measure how a run went, to compare harness configurations on the
@@ -75,24 +75,16 @@ func newMetricsCollector() *metricsCollector {
 }
 
 var (
-	readHeader = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)^# (\S+) version=\S+ lines=(\d+)-(\d+) of \d+`)
-	})
-	editedLine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)^edited (\S+): version \S+ -> \S+, \+(\d+) -(\d+) lines`)
-	})
-	wroteLine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(?:created (\S+)|replaced (\S+) \(was version \S+\)): version \S+, (\d+) lines`)
-	})
+	readHeader = lazyre.New(`(?m)^# (\S+) version=\S+ lines=(\d+)-(\d+) of \d+`)
+	editedLine = lazyre.New(`(?m)^edited (\S+): version \S+ -> \S+, \+(\d+) -(\d+) lines`)
+	wroteLine  = lazyre.New(`^(?:created (\S+)|replaced (\S+) \(was version \S+\)): version \S+, (\d+) lines`)
 	// patchedLine is a file patch_file changed: its path, then the lines
 	// added and removed in one of the four forms.
-	patchedLine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?m)^patched (\S+): (?:created, version \S+, \+(\d+) lines|deleted \(was version \S+, (\d+) lines\)|(?:renamed from \S+, )?version \S+ -> \S+, \+(\d+) -(\d+) lines)$`)
-	})
+	patchedLine = lazyre.New(`(?m)^patched (\S+): (?:created, version \S+, \+(\d+) lines|deleted \(was version \S+, (\d+) lines\)|(?:renamed from \S+, )?version \S+ -> \S+, \+(\d+) -(\d+) lines)$`)
 	// patchFile and patchHunk are a unified diff's old file and hunk
 	// header.
-	patchFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--- (?:a/)?(\S+)`) })
-	patchHunk = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? `) })
+	patchFile = lazyre.New(`^--- (?:a/)?(\S+)`)
+	patchHunk = lazyre.New(`^@@ -(\d+)(?:,(\d+))? `)
 )
 
 func (c *metricsCollector) observe(ev Event) {
@@ -152,13 +144,13 @@ func (c *metricsCollector) result(ev, start Event) {
 		c.m.Errors[code].Recovered++
 	}
 	delete(c.pending, key)
-	for _, m := range readHeader().FindAllStringSubmatch(ev.Output, -1) {
+	for _, m := range readHeader.Get().FindAllStringSubmatch(ev.Output, -1) {
 		from, _ := strconv.Atoi(m[2])
 		to, _ := strconv.Atoi(m[3])
 		c.read[m[1]] = append(c.read[m[1]], [2]int{from, to})
 	}
 	if ev.Tool == "edit_file" {
-		for _, m := range editedLine().FindAllStringSubmatch(ev.Output, -1) {
+		for _, m := range editedLine.Get().FindAllStringSubmatch(ev.Output, -1) {
 			a, _ := strconv.Atoi(m[2])
 			r, _ := strconv.Atoi(m[3])
 			c.changed(m[1], a+r)
@@ -169,7 +161,7 @@ func (c *metricsCollector) result(ev, start Event) {
 		}
 	}
 	if ev.Tool == "patch_file" {
-		ms := patchedLine().FindAllStringSubmatch(ev.Output, -1)
+		ms := patchedLine.Get().FindAllStringSubmatch(ev.Output, -1)
 		for _, m := range ms {
 			n := 0
 			for _, g := range m[2:] {
@@ -185,7 +177,7 @@ func (c *metricsCollector) result(ev, start Event) {
 			}
 		}
 	}
-	if m := wroteLine().FindStringSubmatch(ev.Output); m != nil && ev.Tool == "write_file" {
+	if m := wroteLine.Get().FindStringSubmatch(ev.Output); m != nil && ev.Tool == "write_file" {
 		n, _ := strconv.Atoi(m[3])
 		c.changed(m[1]+m[2], n)
 	}
@@ -266,11 +258,11 @@ func (c *metricsCollector) patchInRead(input json.RawMessage) bool {
 	}
 	file, hunks := "", 0
 	for line := range strings.SplitSeq(in.Patch, "\n") {
-		if m := patchFile().FindStringSubmatch(line); m != nil {
+		if m := patchFile.Get().FindStringSubmatch(line); m != nil {
 			file = m[1]
 			continue
 		}
-		m := patchHunk().FindStringSubmatch(line)
+		m := patchHunk.Get().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

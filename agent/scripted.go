@@ -7,7 +7,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // Scripted is a provider that replays model turns from a script, for tests
@@ -178,7 +179,7 @@ func lastToolResults(msgs []Message) string {
 	return ""
 }
 
-var matchPlaceholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{match (.+?)\}\}`) })
+var matchPlaceholder = lazyre.New(`\{\{match (.+?)\}\}`)
 
 // fillMatches replaces {{match RE}} in the JSON text raw, keeping the rest
 // of it, key order included, as written. A placeholder stands inside a JSON
@@ -188,8 +189,8 @@ func fillMatches(raw json.RawMessage, results string) (json.RawMessage, error) {
 		return raw, nil
 	}
 	var ferr error
-	out := matchPlaceholder().ReplaceAllStringFunc(string(raw), func(ph string) string {
-		escaped := matchPlaceholder().FindStringSubmatch(ph)[1]
+	out := matchPlaceholder.Get().ReplaceAllStringFunc(string(raw), func(ph string) string {
+		escaped := matchPlaceholder.Get().FindStringSubmatch(ph)[1]
 		var expr string
 		if err := json.Unmarshal([]byte(`"`+escaped+`"`), &expr); err != nil {
 			ferr = fmt.Errorf("{{match %s}}: %w", escaped, err)

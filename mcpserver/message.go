@@ -4,13 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/praxis-tools/praxis/internal/jsonrpc"
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // errorResponse writes the error response that answers a message the
@@ -52,9 +51,7 @@ func joinResponses(resps []writeFunc) writeFunc {
 // type, which name Go types ("json: cannot unmarshal string into Go struct
 // field CallToolParams.params.name of type int"). It is compiled on first
 // use, not at every start of the binary.
-var goTypeText = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (\S+) of type (\S+(?: \{\})?)|value of type (\S+(?: \{\})?))`)
-})
+var goTypeText = lazyre.New(`json: cannot unmarshal (\w+) into Go (?:struct field (\S+) of type (\S+(?: \{\})?)|value of type (\S+(?: \{\})?))`)
 
 // protocolText rewrites msg, an error message bound for a client, so that
 // it speaks of JSON values rather than the Go types they were decoded into.
@@ -62,7 +59,7 @@ func protocolText(msg string) string {
 	if !strings.Contains(msg, "json: cannot unmarshal") {
 		return msg
 	}
-	re := goTypeText()
+	re := goTypeText.Get()
 	return re.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := re.FindStringSubmatch(m)
 		got, field, goType := sub[1], sub[2], sub[3]

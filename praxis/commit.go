@@ -13,13 +13,12 @@ import (
 	"log/slog"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/praxis-tools/praxis/internal/filelock"
+	"github.com/praxis-tools/praxis/internal/lazyre"
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
@@ -431,9 +430,7 @@ func (c *committer) writeIntent(rec intent) (string, error) {
 	return name, nil
 }
 
-var intentName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^` + intentPrefix + `[0-9a-f]{16}\` + intentExt + `$`)
-})
+var intentName = lazyre.New(`^` + intentPrefix + `[0-9a-f]{16}\` + intentExt + `$`)
 
 // recover finishes the commits a killed process left: each intent record
 // in the state directory is rolled forward when every temporary file it
@@ -452,7 +449,7 @@ func (c *committer) recover() {
 		return
 	}
 	for _, de := range entries {
-		if !intentName().MatchString(de.Name()) {
+		if !intentName.Get().MatchString(de.Name()) {
 			continue
 		}
 		name := path.Join(c.state, de.Name())
@@ -467,7 +464,7 @@ func (c *committer) recover() {
 }
 
 // tempName is the form of a commit's temporary file.
-var tempName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.praxis-[0-9a-f]{12}\.tmp$`) })
+var tempName = lazyre.New(`^\..+\.praxis-[0-9a-f]{12}\.tmp$`)
 
 // recoverOne rolls the commit of record name forward or back.
 func (c *committer) recoverOne(name string) error {
@@ -485,7 +482,7 @@ func (c *committer) recoverOne(name string) error {
 		dir, base := path.Split(f.Path)
 		tdir, tbase := path.Split(f.Temp)
 		if !fs.ValidPath(f.Path) || f.Path == "." || (f.Delete && f.Temp != "") || (!f.Delete && (tdir != dir ||
-			!tempName().MatchString(tbase) || !strings.HasPrefix(tbase, "."+base+".praxis-"))) {
+			!tempName.Get().MatchString(tbase) || !strings.HasPrefix(tbase, "."+base+".praxis-"))) {
 			return fmt.Errorf("the record names %q and %q, which no commit writes; it is left alone", f.Path, f.Temp)
 		}
 		if c.allowed != nil {

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // The JSON Schemas of typed tools are generated from Go types by
@@ -346,12 +346,12 @@ func schemaProblem(err error) (at, msg string) {
 		msg = tail
 	}
 	msg = strings.ReplaceAll(msg, "<invalid reflect.Value>", "null") // how it prints a JSON null
-	return at, plainNumbers().ReplaceAllString(msg, "$1")
+	return at, plainNumbers.Get().ReplaceAllString(msg, "$1")
 }
 
 // plainNumbers matches the integers jsonschema-go writes as fractions
 // (3/1) and with six zero decimals (3.000000).
-var plainNumbers = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(-?\d+)(?:/1|\.000000)\b`) })
+var plainNumbers = lazyre.New(`\b(-?\d+)(?:/1|\.000000)\b`)
 
 // fieldOf turns a schema's JSON pointer into the argument it describes:
 // /properties/files/items/properties/path is files[].path. The root is "".

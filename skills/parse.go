@@ -3,14 +3,14 @@ package skills
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // The limits of the Agent Skills specification.
@@ -27,7 +27,7 @@ const (
 // frontmatter must close within it.
 const maxFrontmatterBytes = 64 << 10
 
-var nameChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+$`) })
+var nameChars = lazyre.New(`^[a-z0-9-]+$`)
 
 // Parse parses the content of a SKILL.md file: the frontmatter into a
 // Skill, and the body after it. file names the file in the problems
@@ -125,7 +125,7 @@ func (p *parser) warnf(line int, field, format string, args ...any) {
 	p.add(Warning, line, field, format, args...)
 }
 
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
+var yamlLine = lazyre.New(`^yaml: line (\d+): `)
 
 // frontmatter decodes and validates the YAML of the frontmatter, which
 // starts on the line after fmLine.
@@ -136,7 +136,7 @@ func (p *parser) frontmatter(fm []byte, fmLine int, dirName string) Skill {
 		doc = *fast
 	} else if err := yaml.Unmarshal(fm, &doc); err != nil {
 		msg, line := err.Error(), fmLine
-		if m := yamlLine().FindStringSubmatch(msg); m != nil {
+		if m := yamlLine.Get().FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			line, msg = fmLine+n, msg[len(m[0]):]
 		} else {
@@ -241,7 +241,7 @@ func (p *parser) checkName(name string, given bool, line int, dirName string) {
 	case n > MaxNameLen:
 		p.errorf(line, field, "must be at most %d characters (it is %d)", MaxNameLen, n)
 	}
-	if !nameChars().MatchString(name) {
+	if !nameChars.Get().MatchString(name) {
 		p.errorf(line, field, "may hold only lowercase letters a-z, digits and hyphens (%q does not)", name)
 	} else if strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") {
 		p.errorf(line, field, "must not start or end with a hyphen (%q)", name)

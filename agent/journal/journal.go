@@ -29,7 +29,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +37,7 @@ import (
 
 	"github.com/praxis-tools/praxis/internal/blake3"
 	"github.com/praxis-tools/praxis/internal/filelock"
+	"github.com/praxis-tools/praxis/internal/lazyre"
 )
 
 // Ext is the file name extension of a journal.
@@ -46,11 +46,11 @@ const Ext = ".jsonl"
 // MaxLine bounds one line of a journal. A longer line is corruption.
 const MaxLine = 64 << 20
 
-var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
+var validID = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // ValidID reports whether id can name a session: letters, digits, '.', '_'
 // and '-', starting with a letter or digit, at most 128 bytes.
-func ValidID(id string) bool { return validID().MatchString(id) && !strings.Contains(id, "..") }
+func ValidID(id string) bool { return validID.Get().MatchString(id) && !strings.Contains(id, "..") }
 
 // Path returns the journal file of session id in dir.
 func Path(dir, id string) string { return filepath.Join(dir, id+Ext) }

@@ -10,15 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/praxis-tools/praxis/internal/jsonerr"
+	"github.com/praxis-tools/praxis/internal/lazyre"
 	"github.com/praxis-tools/praxis/praxis"
 	"github.com/praxis-tools/praxis/sandbox"
 )
@@ -170,28 +169,26 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 var (
-	reUnknown  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(.*)$`) })
-	reNoValue  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -+(.*)$`) })
-	reBadValue = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
-	})
-	reSyntax = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^bad flag syntax: (.*)$`) })
+	reUnknown  = lazyre.New(`^flag provided but not defined: -+(.*)$`)
+	reNoValue  = lazyre.New(`^flag needs an argument: -+(.*)$`)
+	reBadValue = lazyre.New(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): (.*)$`)
+	reSyntax   = lazyre.New(`^bad flag syntax: (.*)$`)
 )
 
 // flagProblem says what is wrong with a command line, from an error of the
 // flag package, in the user's terms.
 func flagProblem(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
-	if m := reUnknown().FindStringSubmatch(msg); m != nil {
+	if m := reUnknown.Get().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("there is no flag --%s", m[1])
 	}
-	if m := reNoValue().FindStringSubmatch(msg); m != nil {
+	if m := reNoValue.Get().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("--%s needs a value", m[1])
 	}
-	if m := reSyntax().FindStringSubmatch(msg); m != nil {
+	if m := reSyntax.Get().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%q is not a flag (flags are written --name or --name=value)", m[1])
 	}
-	if m := reBadValue().FindStringSubmatch(msg); m != nil {
+	if m := reBadValue.Get().FindStringSubmatch(msg); m != nil {
 		value, name, why := m[1], m[2], m[3]
 		if f := fs.Lookup(name); f != nil && (why == "parse error" || why == "value out of range" || strings.HasPrefix(why, "time: ")) {
 			why = "wants " + kindOfFlag(f)
