@@ -18,7 +18,6 @@ import (
 	"syscall"
 
 	"github.com/praxis-tools/praxis/internal/filelock"
-	"github.com/praxis-tools/praxis/internal/lazyre"
 	"github.com/praxis-tools/praxis/praxis/hashline"
 )
 
@@ -430,7 +429,18 @@ func (c *committer) writeIntent(rec intent) (string, error) {
 	return name, nil
 }
 
-var intentName = lazyre.New(`^` + intentPrefix + `[0-9a-f]{16}\` + intentExt + `$`)
+// isIntentName reports whether name is an intent record's:
+// intentPrefix, 16 lowercase hex digits, intentExt. A plain check, not a
+// regular expression: every start in a workspace with a state directory
+// looks at its names.
+func isIntentName(name string) bool {
+	rest, ok := strings.CutPrefix(name, intentPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutSuffix(rest, intentExt)
+	return ok && isLowerHex(rest, 16)
+}
 
 // recover finishes the commits a killed process left: each intent record
 // in the state directory is rolled forward when every temporary file it
@@ -449,7 +459,7 @@ func (c *committer) recover() {
 		return
 	}
 	for _, de := range entries {
-		if !intentName.Get().MatchString(de.Name()) {
+		if !isIntentName(de.Name()) {
 			continue
 		}
 		name := path.Join(c.state, de.Name())
@@ -463,8 +473,30 @@ func (c *committer) recover() {
 	}
 }
 
-// tempName is the form of a commit's temporary file.
-var tempName = lazyre.New(`^\..+\.praxis-[0-9a-f]{12}\.tmp$`)
+// isTempName reports whether name has the form of a commit's temporary
+// file: ".", a name of at least one byte without a line break,
+// ".praxis-", 12 lowercase hex digits, ".tmp".
+func isTempName(name string) bool {
+	rest, ok := strings.CutSuffix(name, ".tmp")
+	if !ok || len(rest) < 12 || !isLowerHex(rest[len(rest)-12:], 12) {
+		return false
+	}
+	rest, ok = strings.CutSuffix(rest[:len(rest)-12], ".praxis-")
+	return ok && len(rest) >= 2 && rest[0] == '.' && !strings.Contains(rest, "\n")
+}
+
+// isLowerHex reports whether s is n lowercase hex digits.
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // recoverOne rolls the commit of record name forward or back.
 func (c *committer) recoverOne(name string) error {
@@ -482,7 +514,7 @@ func (c *committer) recoverOne(name string) error {
 		dir, base := path.Split(f.Path)
 		tdir, tbase := path.Split(f.Temp)
 		if !fs.ValidPath(f.Path) || f.Path == "." || (f.Delete && f.Temp != "") || (!f.Delete && (tdir != dir ||
-			!tempName.Get().MatchString(tbase) || !strings.HasPrefix(tbase, "."+base+".praxis-"))) {
+			!isTempName(tbase) || !strings.HasPrefix(tbase, "."+base+".praxis-"))) {
 			return fmt.Errorf("the record names %q and %q, which no commit writes; it is left alone", f.Path, f.Temp)
 		}
 		if c.allowed != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,31 @@ func TestRecoverInterruptedRemoval(t *testing.T) {
 				t.Errorf("record kept: %v, want %v", err == nil, tc.wantKeep)
 			}
 		})
+	}
+}
+
+// The plain checks of the state directory's names accept exactly what the
+// regular expressions of their forms accept.
+func TestStateNames(t *testing.T) {
+	intent := regexp.MustCompile(`^` + intentPrefix + `[0-9a-f]{16}\` + intentExt + `$`)
+	temp := regexp.MustCompile(`^\..+\.praxis-[0-9a-f]{12}\.tmp$`)
+	names := []string{
+		"", ".", "intent-", "intent-.json", "intent-0123456789abcdef.json", "intent-0123456789ABCDEF.json",
+		"intent-0123456789abcde.json", "intent-0123456789abcdef0.json", "intent-0123456789abcdeg.json",
+		"xintent-0123456789abcdef.json", "intent-0123456789abcdef.jsonx", "intent-0123456789abcdef.json\n",
+		".a.praxis-0123456789ab.tmp", "..praxis-0123456789ab.tmp", ".praxis-0123456789ab.tmp",
+		"a.b.praxis-0123456789ab.tmp", ".main.go.praxis-0123456789ab.tmp", ".main.go.praxis-0123456789AB.tmp",
+		".main.go.praxis-0123456789a.tmp", ".main.go.praxis-0123456789abc.tmp", ".main.go.praxis-0123456789ab.tmpx",
+		".a\nb.praxis-0123456789ab.tmp", ".\n.praxis-0123456789ab.tmp", ".é.praxis-0123456789ab.tmp",
+		"..praxis-0123456789ab.praxis-0123456789ab.tmp", ".x.praxis-.praxis-0123456789ab.tmp",
+		".x.praxis-0123456789ab.tmp.praxis-0123456789ab.tmp", ".x.praxis-0123456789ab.tmp\n",
+	}
+	for _, n := range names {
+		if got, want := isIntentName(n), intent.MatchString(n); got != want {
+			t.Errorf("isIntentName(%q) = %v, the form says %v", n, got, want)
+		}
+		if got, want := isTempName(n), temp.MatchString(n); got != want {
+			t.Errorf("isTempName(%q) = %v, the form says %v", n, got, want)
+		}
 	}
 }
