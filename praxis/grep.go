@@ -164,7 +164,7 @@ func (e *Engine) grepWalk(ctx context.Context, m *match.Matcher, dir string, opt
 			gw = &grepWorker{buf: make([]byte, 0, grepBuffer)}
 			workers[w] = gw
 		}
-		gw.lineCounter = lineCounter{m: m}
+		gw.lineCounter = lineCounter{m: m, ctx: ctx}
 		buf, err := f.Scan(gw.buf, e.opts.MaxFileBytes, &gw.lineCounter)
 		if err != nil {
 			if errors.Is(err, walk.ErrTooLarge) {
@@ -242,17 +242,22 @@ func countLines(m *match.Matcher, data []byte) int {
 // pieces (it is a walk.Pieces). A file holding a NUL byte anywhere is
 // binary and has none: a file read whole is looked at for one only once it
 // has a match, one read in pieces in every piece, so that the search stops
-// at the first.
+// at the first. A search cancelled (ctx, if not nil) stops before the
+// next piece: a large file is not read to its end.
 type lineCounter struct {
 	m      *match.Matcher
+	ctx    context.Context
 	n      int
 	binary bool
 	begun  bool // past the first piece
 }
 
 // Piece counts the lines of the next piece; it returns false once the
-// file is known to be binary.
+// file is known to be binary, or the search is cancelled.
 func (c *lineCounter) Piece(p []byte, whole bool) bool {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return false
+	}
 	text := p
 	if !c.begun {
 		text = bytes.TrimPrefix(p, utf8BOM)
@@ -276,8 +281,12 @@ func (c *lineCounter) Piece(p []byte, whole bool) bool {
 }
 
 // Long looks at the start of a line too long for the buffer: a NUL byte
-// there makes the file binary, without reading on.
+// there makes the file binary, without reading on, and a cancelled search
+// reads no further either.
 func (c *lineCounter) Long(start []byte) bool {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return false
+	}
 	if bytes.IndexByte(start, 0) >= 0 {
 		c.binary = true
 		return false
