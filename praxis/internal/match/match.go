@@ -637,8 +637,9 @@ func dropNewline(ranges []rune) []rune {
 	return out
 }
 
-// maxLiterals bounds the literals of a set searched for at once, and
-// maxExact the strings a part of a pattern is spelled out as.
+// maxLiterals bounds the literals of a set searched for at once, and the
+// strings an alternation is spelled out as; maxExact bounds those of a
+// product (a concatenation) or an optional part.
 const (
 	maxLiterals = 64
 	maxExact    = 16
@@ -698,8 +699,9 @@ func requiredSet(re *syntax.Regexp, fold bool) [][]byte {
 	return nil
 }
 
-// exact returns every string re matches, if they are few (at most
-// maxExact). Case-folded literals count only with fold set, as written.
+// exact returns every string re matches, if they are few: at most
+// maxLiterals for an alternation, maxExact for a product or an optional
+// part. Case-folded literals count only with fold set, as written.
 func exact(re *syntax.Regexp, fold bool) ([][]byte, bool) {
 	switch re.Op {
 	case syntax.OpEmptyMatch:
@@ -734,10 +736,12 @@ func exact(re *syntax.Regexp, fold bool) ([][]byte, bool) {
 		ex, ok := exact(re.Sub[0], fold)
 		return append(ex, []byte{}), ok && len(ex) < maxExact
 	case syntax.OpAlternate:
+		// Branches add up rather than multiply: as many as a set may
+		// hold, so that a list of words is matched by its hits alone.
 		var set [][]byte
 		for _, sub := range re.Sub {
 			ex, ok := exact(sub, fold)
-			if !ok || len(set)+len(ex) > maxExact {
+			if !ok || len(set)+len(ex) > maxLiterals {
 				return nil, false
 			}
 			set = append(set, ex...)

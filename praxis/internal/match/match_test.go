@@ -174,6 +174,9 @@ func TestLinesEqualsNaive(t *testing.T) {
 		// Branches, each with its own checks.
 		{`\b(if|err|nil)\b`, false, false},
 		{`\berr(or)?\b`, false, false},
+		{greek, false, false},
+		{greek + "|err|nil|return|func|if|ctx|Context|x|é", false, false}, // past a product's bound
+		{greek + "|err|nil|return", false, true},
 		{`\bx|x\b`, false, false},
 		{`\breturn|return\b`, false, false}, // two literals at one place
 		{`^(func|type) `, false, false},
@@ -296,6 +299,10 @@ func TestIndexPair(t *testing.T) {
 	}
 }
 
+// greek is a list of twenty words, some of them short and common inside
+// other words (chi, xi, tau).
+const greek = "alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi|omega|rho|xi"
+
 func TestPrefilterChoice(t *testing.T) {
 	tests := []struct {
 		pattern    string
@@ -317,6 +324,9 @@ func TestPrefilterChoice(t *testing.T) {
 		{`abc|abd`, false, "", true, false, []string{"abc", "abd"}}, // factored: ab(?:c|d)
 		{`abc|xyz`, false, "", true, false, []string{"abc", "xyz"}},
 		{`foo|bar|baz|qux`, false, "", true, false, []string{"foo", "bar", "baz", "qux"}},
+		// A list of words longer than a product may be: still no regexp
+		// (epsilon and upsilon hold psi).
+		{greek, false, "", true, false, slices.DeleteFunc(strings.Split(greek, "|"), func(w string) bool { return strings.HasSuffix(w, "silon") })},
 		{`ErrNotExist|ErrPermission`, false, "", true, false, []string{"ErrNotExist", "ErrPermission"}},
 		{`[Ff]oo`, false, "", true, false, []string{"Foo", "foo"}},
 		{`colou?r`, false, "", true, false, []string{"colour", "color"}},
@@ -630,6 +640,8 @@ func BenchmarkLines(b *testing.B) {
 		{"words", "TODO|FIXME|XXX", false},
 		{"words-fold", "todo|fixme", true},
 		{"words-regex", `(Read|Write)(At|String)\(`, false},
+		{"greek", greek, false},
+		{"eight", "foo|bar|baz|qux|quux|corge|grault|garply", false},
 	} {
 		m, err := Compile(c.pattern, false, c.ignoreCase)
 		if err != nil {
