@@ -190,6 +190,11 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 	rg := needRG(t)
 	ws := searchTree(t)
 	writeLargeFiles(t, ws)
+	// (Not a byte that is not UTF-8 between e and d: Go's expressions
+	// take it for U+FFFD, which [^"] matches, and rg's for no character.)
+	mustWrite(t, filepath.Join(ws, "src", "calls.txt"), "x = f(1)\nx=f(\nx = (1)\n  y =  g\t(2)\nd := f(x)\n"+
+		"e \"needle\" d\ne\"d\n\"e \u00e9 d\"\ne\n\"d\n"+
+		"theta and iota\nupsilon\nmachine\nalphabet\nlambda (λ)\n")
 	e := newEngine(t, ws)
 	tests := []struct {
 		name string
@@ -219,6 +224,9 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 		{"alternation, ignore case", map[string]any{"pattern": "NEEDLE|Thread", "ignore_case": true}, []string{"-i", "NEEDLE|Thread"}},
 		{"alternation in a regex", map[string]any{"pattern": `(nee|hay)[a-z]+\b`}, []string{`(nee|hay)[a-z]+\b`}},
 		{"word", map[string]any{"pattern": `\bneedle\b`}, []string{`\bneedle\b`}},
+		{"runs one after another", map[string]any{"pattern": `\w+\s*=\s*\w+\(`}, []string{`\w+\s*=\s*\w+\(`}},
+		{"a negated class", map[string]any{"pattern": `e[^"]*d`}, []string{`e[^"]*d`}},
+		{"many words", map[string]any{"pattern": "needle|haystack|thread|alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi"}, []string{"needle|haystack|thread|alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1107,18 +1107,25 @@ func (s *byteSet) single() (byte, bool) {
 // byte there is one of set or, with op set, the assertion op holds before
 // that byte (a word boundary or not, the start or the end of the line).
 //
-// With span set, the check is of a run of bytes of span (at least min)
-// reaching from off to the edge of the line op names: leftward to its
-// start for OpBeginLine, rightward to its end for OpEndLine (^\s* before
-// a literal, \s*$ after it); or, with then set, to a byte of then, which
-// has none of span's ([a-z]*\( after a literal).
+// With runs set, the check is of runs of bytes, one of each run's set
+// after another (at least min of each), reaching from off to the edge of
+// the line op names: leftward to its start for OpBeginLine, rightward to
+// its end for OpEndLine (^\s* before a literal, \s*$ after it); or, with
+// then set, to a byte of then ([a-z]*\( after a literal, \s*\w+\( after
+// :=). No two of the runs' sets and then share a byte, so each run ends
+// exactly where the next begins.
 type window struct {
 	off  int // from the literal's first byte
 	set  byteSet
 	op   syntax.Op
-	span *byteSet
-	min  int
+	runs []run
 	then *byteSet
+}
+
+// run is a repeat of the bytes of set, at least min of them.
+type run struct {
+	set *byteSet
+	min int
 }
 
 // maxWindow bounds the bytes checked on each side of a literal.
@@ -1135,12 +1142,18 @@ const maxWindow = 16
 // Kelvin sign) is a part with approx set: set holds its one-byte forms
 // and every byte beyond ASCII, so it stands for the byte next to its
 // neighbour on either side, but not for a place further on.
+//
+// A class that holds every character beyond ASCII ([^"], .) is wide: its
+// characters are then the bytes of its approx set, one or more, so a
+// repeat of it is a run of those bytes ("[^"]*" is a quote, bytes other
+// than a quote, a quote).
 type part struct {
 	set    *byteSet
 	op     syntax.Op
 	star   *byteSet
 	min    int
 	approx bool
+	wide   bool
 }
 
 // windowAround returns the checks around lit that every match of re
@@ -1188,12 +1201,18 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 		case p.op != 0:
 			w = append(w, window{off: off, op: p.op})
 			continue
-		case p.star != nil && i > 0 && seq[i-1].op == syntax.OpBeginLine:
-			w = append(w, window{off: off, op: syntax.OpBeginLine, span: p.star, min: p.min})
-			exact = exact && i == 1
-		case p.star != nil && i > 0 && seq[i-1].set != nil && seq[i-1].set.disjoint(p.star):
-			w = append(w, window{off: off, op: syntax.OpBeginLine, span: p.star, min: p.min, then: seq[i-1].set})
-			exact = exact && i == 1 && !seq[i-1].approx
+		case p.star != nil:
+			runs, k := chain(seq, i, -1)
+			switch {
+			case k >= 0 && seq[k].op == syntax.OpBeginLine:
+				w = append(w, window{off: off, op: syntax.OpBeginLine, runs: runs})
+				exact = exact && k == 0
+			case k >= 0 && seq[k].set != nil && apart(seq[k].set, runs):
+				w = append(w, window{off: off, op: syntax.OpBeginLine, runs: runs, then: seq[k].set})
+				exact = exact && k == 0 && !seq[k].approx
+			default:
+				exact = false
+			}
 		case p.approx && n < maxWindow:
 			w = append(w, window{off: off - 1, set: *p.set})
 			exact = false
@@ -1214,12 +1233,18 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 		case p.op != 0:
 			w = append(w, window{off: off, op: p.op})
 			continue
-		case p.star != nil && i+1 < len(seq) && seq[i+1].op == syntax.OpEndLine:
-			w = append(w, window{off: off, op: syntax.OpEndLine, span: p.star, min: p.min})
-			exact = exact && i+2 == len(seq)
-		case p.star != nil && i+1 < len(seq) && seq[i+1].set != nil && seq[i+1].set.disjoint(p.star):
-			w = append(w, window{off: off, op: syntax.OpEndLine, span: p.star, min: p.min, then: seq[i+1].set})
-			exact = exact && i+2 == len(seq) && !seq[i+1].approx
+		case p.star != nil:
+			runs, k := chain(seq, i, +1)
+			switch {
+			case k < len(seq) && seq[k].op == syntax.OpEndLine:
+				w = append(w, window{off: off, op: syntax.OpEndLine, runs: runs})
+				exact = exact && k+1 == len(seq)
+			case k < len(seq) && seq[k].set != nil && apart(seq[k].set, runs):
+				w = append(w, window{off: off, op: syntax.OpEndLine, runs: runs, then: seq[k].set})
+				exact = exact && k+1 == len(seq) && !seq[k].approx
+			default:
+				exact = false
+			}
 		case p.approx && n < maxWindow:
 			w = append(w, window{off: off, set: *p.set})
 			exact = false
@@ -1234,6 +1259,27 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 		break
 	}
 	return w, exact
+}
+
+// chain returns the runs of seq from its part i on, in the direction step
+// (+1 rightward, -1 leftward), as long as each is a repeat of a set that
+// shares no byte with those before it, and the index of the part after.
+func chain(seq []part, i, step int) ([]run, int) {
+	var runs []run
+	for ; i >= 0 && i < len(seq) && seq[i].star != nil && apart(seq[i].star, runs); i += step {
+		runs = append(runs, run{seq[i].star, seq[i].min})
+	}
+	return runs, i
+}
+
+// apart reports whether set shares no byte with the sets of runs.
+func apart(set *byteSet, runs []run) bool {
+	for _, r := range runs {
+		if !set.disjoint(r.set) {
+			return false
+		}
+	}
+	return true
 }
 
 // flatten appends re as a sequence of parts to seq.
@@ -1281,16 +1327,30 @@ func flatten(re *syntax.Regexp, seq *[]part) {
 			break
 		}
 		set := new(byteSet)
+		wide := false
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			for c := re.Rune[i]; c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
 				set.add(byte(c))
 			}
+			wide = wide || re.Rune[i] <= utf8.RuneSelf && re.Rune[i+1] == unicode.MaxRune
 		}
-		*seq = append(*seq, approxPart(-1, set))
+		p := approxPart(-1, set)
+		p.wide = wide
+		*seq = append(*seq, p)
+	case syntax.OpAnyCharNotNL:
+		set := new(byteSet)
+		for c := range utf8.RuneSelf {
+			if c != '\n' {
+				set.add(byte(c))
+			}
+		}
+		p := approxPart(-1, set)
+		p.wide = true
+		*seq = append(*seq, p)
 	case syntax.OpStar, syntax.OpPlus:
 		var one []part
 		flatten(re.Sub[0], &one)
-		if len(one) != 1 || one[0].set == nil || one[0].approx {
+		if len(one) != 1 || one[0].set == nil || one[0].approx && !one[0].wide {
 			*seq = append(*seq, part{})
 			return
 		}
@@ -1341,32 +1401,44 @@ func classBytes(re *syntax.Regexp) *byteSet {
 	return s
 }
 
-// spanToEdge reports whether the bytes from j to the start of its line
-// (left) or to its end are all of set, at least min of them; or, with
-// then, whether at least min of set's bytes lead from j to one of then's.
-// Since set holds no line break, and then none of set's bytes, the run of
-// set's bytes from j must end exactly there.
-func spanToEdge(text []byte, j int, set *byteSet, min int, then *byteSet, left bool) bool {
+// spanToEdge reports whether the bytes from j leftward (left) or
+// rightward make up runs, one after another, each of its set's bytes and
+// at least its min long, then reach the start (left) or the end of the
+// line; or, with then, a byte of then. Since no set holds a line break,
+// and no two of the sets and then share a byte, each run of a set's bytes
+// from where the one before ended must end exactly there.
+func spanToEdge(text []byte, j int, runs []run, then *byteSet, left bool) bool {
 	if j < 0 || j > len(text) {
 		return false
 	}
 	k := j
-	if left {
-		for k > 0 && set.has(text[k-1]) {
-			k--
+	for _, r := range runs {
+		from := k
+		if left {
+			for k > 0 && r.set.has(text[k-1]) {
+				k--
+			}
+			if from-k < r.min {
+				return false
+			}
+			continue
 		}
-		if then != nil {
-			return j-k >= min && k > 0 && then.has(text[k-1])
+		for k < len(text) && r.set.has(text[k]) {
+			k++
 		}
-		return j-k >= min && (k == 0 || text[k-1] == '\n')
+		if k-from < r.min {
+			return false
+		}
 	}
-	for k < len(text) && set.has(text[k]) {
-		k++
+	switch {
+	case left && then != nil:
+		return k > 0 && then.has(text[k-1])
+	case left:
+		return k == 0 || text[k-1] == '\n'
+	case then != nil:
+		return k < len(text) && then.has(text[k])
 	}
-	if then != nil {
-		return k-j >= min && k < len(text) && then.has(text[k])
-	}
-	return k-j >= min && (k == len(text) || text[k] == '\n')
+	return k == len(text) || text[k] == '\n'
 }
 
 // isWordByte reports whether c is an ASCII word character, as \b takes
@@ -1388,8 +1460,8 @@ func fits(around []window, text []byte, s int) bool {
 		j := s + w.off
 		var ok bool
 		switch {
-		case w.span != nil:
-			ok = spanToEdge(text, j, w.span, w.min, w.then, w.op == syntax.OpBeginLine)
+		case w.runs != nil:
+			ok = spanToEdge(text, j, w.runs, w.then, w.op == syntax.OpBeginLine)
 		case w.op == 0:
 			ok = j >= 0 && j < len(text) && w.set.has(text[j])
 		case w.op == syntax.OpBeginLine:

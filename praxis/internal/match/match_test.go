@@ -175,6 +175,31 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`\b(if|err|nil)\b`, false, false},
 		{`\berr(or)?\b`, false, false},
 		{greek, false, false},
+		{`\w+\s*:=\s*\w+\(`, false, false},
+		{`:=\s*\w+\s*\w+\(`, false, false},
+		{`x\s*\d*\s+y`, false, false},
+		{`x\s*\d+\s*y`, false, false},
+		{`x[a-c]*[d-f]+[g-i]*$`, false, false},
+		{`^[a-c]*[d-f]+x`, false, false},
+		{`^\w+\s*=`, false, false},
+		{`\s+\w+\s*=`, false, false},
+		{`x\s*\S+\s*y`, false, false},
+		{`"[^"]*"`, false, false},
+		{`"[^"]+"`, false, false},
+		{`'[^']+'`, false, false},
+		{`"[^"]*"\s*:`, false, false},
+		{`"[^"k]*":`, false, true},
+		{`\S+@\S+`, false, false},
+		{`[^@]+@`, false, false},
+		{`x.*$`, false, false},
+		{`x.+$`, false, false},
+		{`^.*@`, false, false},
+		{`.$`, false, false},
+		{`@.+y`, false, false},
+		{`"[^a-z"]*"`, false, false},
+		{`"[^"é]*"`, false, false},
+		{`"[^"\x{100}-\x{10FFFF}]*"`, false, false},
+		{`"[^\x{80}-\x{10FFFF}"]*"`, false, false},
 		{greek + "|err|nil|return|func|if|ctx|Context|x|é", false, false}, // past a product's bound
 		{greek + "|err|nil|return", false, true},
 		{`\bx|x\b`, false, false},
@@ -200,6 +225,8 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"approx":          []byte("éaa\nerr12é\né12err\néx\n\u212a\u212ax\nkx\nberü\nKelvin \u212aelvin\n"),
 		"runs":            []byte("xerr\nx err\nx \t err\nyerr x\nfoo_bar(\nfoo_(\n_bar(\ne1r e12r er\nx.y (\nx.y(\n"),
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
+		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
+		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\n"),
 		// Long enough for the vector search's blocks, the literals at
 		// every offset in them.
 		"long": []byte(strings.Repeat("x"+sample+"\n", 5) + strings.Repeat("y", 33) + sample),
@@ -388,7 +415,13 @@ func TestWindowAround(t *testing.T) {
 		{`^\s+//`, []int{0}, true},
 		{`;[ \t]*$`, []int{1}, true},
 		{`x\s*y`, []int{1}, true},                               // blanks, then y
-		{`^\w+\s*=`, nil, false},                                // \s* ends at \w+, of no fixed width
+		{`^\w+\s*=`, []int{0}, true},                            // blanks, then a word back to the start
+		{`\w+\s*:=\s*\w+\(`, []int{0, 2}, true},                 // a word, blanks; blanks, a word, (
+		{`:=\s*\w+\s*\w+\(`, nil, false},                        // the second \s* ends the first's
+		{`x\s*\d*\s+y`, nil, false},                             // \d* may be empty: the blanks run on
+		{`"[^"]*"`, []int{1}, true},                             // not a quote, whatever its width, then a quote
+		{`"[^"é]*"`, nil, false},                                // é is not a byte's check
+		{`x[a-c]*[d-f]+[g-i]*$`, []int{1}, true},                // three runs to the end
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
 		{`(\d\d)-(xx|[a-z]+)-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
@@ -579,6 +612,9 @@ func FuzzLines(f *testing.F) {
 	f.Add(`\w+$`, false, false, []byte("a b\r\nc"))
 	f.Add(`[0-9]{4}-[0-9]{2}`, false, false, []byte("1-2 2026-11\n-11"))
 	f.Add(`foo|ba[rz]|colou?r`, false, false, []byte("foo\nbaz bar\ncolor colour\nfoba"))
+	f.Add(`\w+\s*:=\s*\w+\(`, false, false, []byte("a := b(\nx 1 y\n:= (\na:=b1("))
+	f.Add(`x\s*\d*\s+y`, false, false, []byte("x y\nx1 y\nx 1y"))
+	f.Add(`"[^"]*"`, false, false, []byte("a \"b\" \"c\n\"\xc3\"\n\"é\""))
 	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
 	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
 	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
