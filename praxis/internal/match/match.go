@@ -60,6 +60,20 @@ type Matcher struct {
 	bytes *[256]bool
 	eol   bool
 	few   []byte // the members of bytes, when they are few enough for IndexByte
+
+	// With a vector kernel, bytes a range of values ([A-Z]) next to a byte
+	// of fixed width whose set is a range too (the [a-z] of [a-z][A-Z]):
+	// both are looked for at once.
+	ranges *rangePair
+}
+
+// rangePair is two bytes side by side, each in its range of values [lo,
+// lo+w]: the first at the search's position, the second after it. The
+// byte of bytes is the one at lead (0 or 1).
+type rangePair struct {
+	lead     int
+	lo1, lo2 byte
+	w1, w2   byte
 }
 
 // finder searches for one literal of a set, in any mix of cases with
@@ -208,8 +222,58 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	}
 	if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
 		m.few = nil // looked for with the table, all at once
+		m.ranges = rangesAround(seq, at)
 	}
 	m.around, m.pure = windowsAt(seq, at, 1)
+}
+
+// rangesAround returns the pair of seq's part at, if its set is a range
+// of values, with the part of fixed width next to it whose set is a range
+// too, the smaller if both are; or nil.
+func rangesAround(seq []part, at int) *rangePair {
+	lo, w, ok := seq[at].set.interval()
+	if !havePair || !ok {
+		return nil
+	}
+	var best *rangePair
+	bestW := 256
+	for _, j := range []int{at - 1, at + 1} {
+		if j < 0 || j >= len(seq) || seq[j].set == nil || seq[j].approx {
+			continue
+		}
+		nlo, nw, ok := seq[j].set.interval()
+		if !ok || int(nw) >= bestW {
+			continue
+		}
+		bestW = int(nw)
+		if j < at {
+			best = &rangePair{lead: 1, lo1: nlo, w1: nw, lo2: lo, w2: w}
+		} else {
+			best = &rangePair{lead: 0, lo1: lo, w1: w, lo2: nlo, w2: nw}
+		}
+	}
+	return best
+}
+
+// findRanges returns the offset of the first byte of m.bytes at or after
+// pos whose neighbour is in m.ranges too, or -1.
+func (m *Matcher) findRanges(text []byte, pos int) int {
+	r := m.ranges
+	q := max(pos-r.lead, 0) // the pairs' first bytes
+	if q+2 > len(text) {
+		return -1
+	}
+	i, found := indexRanges(text[q:], 0, 1, r.lo1, r.lo2, r.w1, r.w2)
+	if found {
+		return q + i + r.lead
+	}
+	// The kernel stops short of the text's last bytes.
+	for s := q + i; s+2 <= len(text); s++ {
+		if text[s]-r.lo1 <= r.w1 && text[s+1]-r.lo2 <= r.w2 {
+			return s + r.lead
+		}
+	}
+	return -1
 }
 
 // maxFew bounds the bytes of a set looked for one by one with IndexByte,
@@ -921,6 +985,10 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 				if at = m.findFew(text, pos, &few); at < 0 {
 					return
 				}
+			} else if m.ranges != nil {
+				if at = m.findRanges(text, pos); at < 0 {
+					return
+				}
 			} else if at = m.findByte(text, pos); at < 0 {
 				return
 			}
@@ -1080,6 +1148,22 @@ func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 // disjoint reports whether s and t have no member in common.
 func (s *byteSet) disjoint(t *byteSet) bool {
 	return s[0]&t[0] == 0 && s[1]&t[1] == 0 && s[2]&t[2] == 0 && s[3]&t[3] == 0
+}
+
+// interval returns the set as the range of values [lo, lo+w], if its
+// members are one.
+func (s *byteSet) interval() (lo, w byte, ok bool) {
+	n, first, last := 0, -1, -1
+	for c := range 256 {
+		if s.has(byte(c)) {
+			n++
+			if first < 0 {
+				first = c
+			}
+			last = c
+		}
+	}
+	return byte(first), byte(last - first), n > 0 && n == last-first+1
 }
 
 // size returns the number of members.

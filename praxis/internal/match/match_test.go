@@ -185,6 +185,16 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`\s+\w+\s*=`, false, false},
 		{`x\s*\S+\s*y`, false, false},
 		{`"[^"]*"`, false, false},
+		{`[a-z]+[A-Z][a-z]+`, false, false},
+		{`[a-z][A-Z]`, false, false},
+		{`[a-m][b-m]\b`, false, false}, // a hit passed over, then the pair after it
+		{`[A-Z][0-9]`, false, false},
+		{`[0-9][A-Z]`, false, false},
+		{`[^a]x[A-Z]{2}`, false, false},
+		{`\b[A-Z][a-z]`, false, false},
+		{`[A-Z]$`, false, false},
+		{`^[a-z]`, false, false},
+		{`[\x{80}-\x{ff}][a-z]`, false, false},
 		{`"[^"]+"`, false, false},
 		{`'[^']+'`, false, false},
 		{`"[^"]*"\s*:`, false, false},
@@ -226,7 +236,8 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"runs":            []byte("xerr\nx err\nx \t err\nyerr x\nfoo_bar(\nfoo_(\n_bar(\ne1r e12r er\nx.y (\nx.y(\n"),
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
-		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\n"),
+		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n"),
+		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
 		// Long enough for the vector search's blocks, the literals at
 		// every offset in them.
 		"long": []byte(strings.Repeat("x"+sample+"\n", 5) + strings.Repeat("y", 33) + sample),
@@ -239,6 +250,9 @@ func TestLinesEqualsNaive(t *testing.T) {
 		for _, usePair := range []bool{true, false} {
 			m := *m
 			m.usePair = m.usePair && usePair
+			if !usePair {
+				m.ranges = nil
+			}
 			m.any = slices.Clone(m.any)
 			for i := range m.any {
 				m.any[i].usePair = m.any[i].usePair && usePair
@@ -318,6 +332,51 @@ func TestIndexPair(t *testing.T) {
 					for p := range i {
 						if at(p) {
 							bad("returned %d (found %v), but %d holds the pair", i, found, p)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestIndexRanges holds the range kernel to its contract as TestIndexPair
+// holds the pair kernel, on bytes at and around the ranges' edges and
+// beyond ASCII, where a signed comparison would go wrong.
+func TestIndexRanges(t *testing.T) {
+	if !havePair {
+		t.Skip("no vector kernel on this platform")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{'@', 'A', 'M', 'Z', '[', '`', 'a', 'z', '{', '/', '0', '9', ':', 0, 0x7f, 0x80, 0xc3, 0xff}
+	ranges := []struct{ lo, w byte }{{'A', 25}, {'a', 25}, {'0', 9}, {0x80, 0x7f}, {0, 0xff}, {'Z', 0}, {0, 0}, {0xff, 0}}
+	for n := range 50 {
+		text := make([]byte, n)
+		for i := range text {
+			text[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		for off1 := range 18 {
+			for off2 := range 18 {
+				for _, r1 := range ranges {
+					for _, r2 := range ranges {
+						i, found := indexRanges(text, off1, off2, r1.lo, r2.lo, r1.w, r2.w)
+						last := max(off1, off2)
+						at := func(p int) bool {
+							return text[p+off1]-r1.lo <= r1.w && text[p+off2]-r2.lo <= r2.w
+						}
+						bad := func(format string, args ...any) {
+							t.Fatalf("len %d, offsets %d %d, ranges %+v %+v: %s", n, off1, off2, r1, r2, fmt.Sprintf(format, args...))
+						}
+						if found && (i+last >= n || !at(i)) {
+							bad("found %d, which is not in the ranges", i)
+						}
+						if !found && (i%16 != 0 || i+16+last <= n) {
+							bad("stopped at %d, short of the last whole block", i)
+						}
+						for p := range i {
+							if at(p) {
+								bad("returned %d (found %v), but %d is in the ranges", i, found, p)
+							}
 						}
 					}
 				}
@@ -448,6 +507,38 @@ func TestWindowAround(t *testing.T) {
 
 // TestBytesPrefilter checks the search of patterns without literals for
 // the byte of fixed width with the smallest set, and the checks around it.
+// TestRangePair pins the pairs of ranges searched for with the vector
+// kernel: the byte of fixed width with the smallest set, when its set is a
+// range of values, with its neighbour of the narrower range.
+func TestRangePair(t *testing.T) {
+	if !havePair {
+		t.Skip("no vector kernel on this platform")
+	}
+	tests := []struct {
+		pattern string
+		want    *rangePair
+	}{
+		{`[a-z]+[A-Z][a-z]+`, &rangePair{lead: 0, lo1: 'a', w1: 25, lo2: 'A', w2: 25}}, // the first of equals
+		{`[A-Z]{3,}`, &rangePair{lead: 0, lo1: 'A', w1: 25, lo2: 'A', w2: 25}},
+		{`[a-z][A-Z][0-5]`, &rangePair{lead: 1, lo1: 'A', w1: 25, lo2: '0', w2: 5}}, // [0-5] is the rarest
+		{`[a-z][0-5][A-F]`, &rangePair{lead: 0, lo1: '0', w1: 5, lo2: 'A', w2: 5}},  // the narrower neighbour
+		{`[0-9]+`, nil},       // no neighbour
+		{`\w[A-Z]`, nil},      // \w is four ranges
+		{`[qz]x[qz]`, nil},    // x alone, looked for with IndexByte
+		{`[a-z]\s[a-z]`, nil}, // \s is the rarest, and not a range
+		{`é[A-Z]`, nil},       // a literal
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (m.ranges == nil) != (tt.want == nil) || m.ranges != nil && *m.ranges != *tt.want {
+			t.Errorf("%q: ranges %+v, want %+v", tt.pattern, m.ranges, tt.want)
+		}
+	}
+}
+
 func TestBytesPrefilter(t *testing.T) {
 	tests := []struct {
 		pattern string
@@ -615,6 +706,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`\w+\s*:=\s*\w+\(`, false, false, []byte("a := b(\nx 1 y\n:= (\na:=b1("))
 	f.Add(`x\s*\d*\s+y`, false, false, []byte("x y\nx1 y\nx 1y"))
 	f.Add(`"[^"]*"`, false, false, []byte("a \"b\" \"c\n\"\xc3\"\n\"é\""))
+	f.Add(`[a-z]+[A-Z][a-z]+`, false, false, []byte("fooBar\nFoo bar\nxY"))
 	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
 	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
 	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
@@ -677,6 +769,8 @@ func BenchmarkLines(b *testing.B) {
 		{"words-fold", "todo|fixme", true},
 		{"words-regex", `(Read|Write)(At|String)\(`, false},
 		{"greek", greek, false},
+		{"camel", "[a-z]+[A-Z][a-z]+", false},
+		{"upper", "[A-Z]{3,}", false},
 		{"eight", "foo|bar|baz|qux|quux|corge|grault|garply", false},
 	} {
 		m, err := Compile(c.pattern, false, c.ignoreCase)

@@ -105,3 +105,67 @@ none:
 	MOVQ   DI, i+48(FP)
 	MOVB   $0, found+56(FP)
 	RET
+
+// func indexRanges(text []byte, off1, off2 int, lo1, lo2, w1, w2 byte) (i int, found bool)
+//
+// Sixteen candidate positions p at a time: the bytes at p+off1 and at
+// p+off2, less lo1 and lo2, are compared, unsigned, with w1 and w2 (c-lo
+// is at most w when it equals min(c-lo, w)), and the first p where both
+// are in their ranges is returned. Only positions whose block lies in
+// text, p+15+max(off1, off2) < len(text), are looked at; without a find,
+// i is the first position not looked at. SSE2 only.
+TEXT ·indexRanges(SB), NOSPLIT, $0-57
+	MOVQ text_base+0(FP), SI
+	MOVQ text_len+8(FP), DX
+	MOVQ off1+24(FP), R8
+	MOVQ off2+32(FP), R9
+
+	// X0, X1: lo1 and lo2 in every byte; X2, X3: w1 and w2.
+	MOVQ $0x0101010101010101, BX
+	BROADCAST(lo1+40(FP), X0)
+	BROADCAST(lo2+41(FP), X1)
+	BROADCAST(w1+42(FP), X2)
+	BROADCAST(w2+43(FP), X3)
+
+	// R10: the last p whose block of sixteen fits.
+	MOVQ    R8, CX
+	CMPQ    R9, CX
+	CMOVQGT R9, CX
+	MOVQ    DX, R10
+	SUBQ    CX, R10
+	SUBQ    $16, R10
+	LEAQ    (SI)(R8*1), R11
+	LEAQ    (SI)(R9*1), R12
+	XORQ    DI, DI
+
+ranges16:
+	CMPQ    DI, R10
+	JGT     rnone
+	MOVOU   (R11)(DI*1), X4
+	MOVOU   (R12)(DI*1), X5
+	PSUBB   X0, X4
+	PSUBB   X1, X5
+	MOVOU   X4, X6
+	MOVOU   X5, X7
+	PMINUB  X2, X6
+	PMINUB  X3, X7
+	PCMPEQB X6, X4
+	PCMPEQB X7, X5
+	PAND    X5, X4
+	PMOVMSKB X4, AX
+	TESTL   AX, AX
+	JNZ     rfound
+	ADDQ    $16, DI
+	JMP     ranges16
+
+rfound:
+	BSFL   AX, AX
+	ADDQ   AX, DI
+	MOVQ   DI, i+48(FP)
+	MOVB   $1, found+56(FP)
+	RET
+
+rnone:
+	MOVQ   DI, i+48(FP)
+	MOVB   $0, found+56(FP)
+	RET
