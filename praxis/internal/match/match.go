@@ -60,6 +60,7 @@ type Matcher struct {
 	bytes *[256]bool
 	eol   bool
 	few   []byte // the members of bytes, when they are few enough for IndexByte
+	run   int    // with bytes, at least minRun of them follow one another
 
 	// With a vector kernel, bytes a range of values ([A-Z]) next to a byte
 	// of fixed width whose set is a range too (the [a-z] of [a-z][A-Z]):
@@ -214,17 +215,69 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	if at < 0 {
 		return
 	}
+	// A long run of bytes of one set ([0-9a-f]{40}) is looked for by
+	// its length: a byte not of the set rules out every start of a run
+	// that would hold it.
+	if i, n := longestRun(seq); n >= minRun {
+		at, m.run = i, n
+	}
 	m.bytes = new([256]bool)
 	for c := range 256 {
 		if m.bytes[c] = seq[at].set.has(byte(c)); m.bytes[c] {
 			m.few = append(m.few, byte(c))
 		}
 	}
-	if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
+	if m.run > 0 {
+		m.few = nil
+	} else if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
 		m.few = nil // looked for with the table, all at once
 		m.ranges = rangesAround(seq, at)
 	}
-	m.around, m.pure = windowsAt(seq, at, 1)
+	m.around, m.pure = windowsAt(seq, at, max(m.run, 1)) // a run found is not checked again
+}
+
+// minRun is the shortest run of bytes of one set looked for by its
+// length.
+const minRun = 8
+
+// longestRun returns where seq's longest run of parts of one byte set,
+// each of fixed width, starts, and its length.
+func longestRun(seq []part) (at, n int) {
+	for i := 0; i < len(seq); {
+		j := i
+		for j < len(seq) && seq[j].set != nil && !seq[j].approx && *seq[j].set == *seq[i].set {
+			j++
+		}
+		if j-i > n {
+			at, n = i, j-i
+		}
+		i = max(j, i+1)
+	}
+	return at, n
+}
+
+// findRun returns the offset of the first run of m.run bytes of m.bytes
+// at or after pos, or -1. It looks at the last byte a run from pos would
+// hold, and back from it: a byte not of the set moves the search past it,
+// since no run holds it. Each byte is looked at twice at most.
+func (m *Matcher) findRun(text []byte, pos int) int {
+	set, n := m.bytes, m.run
+	for pos+n <= len(text) {
+		end := pos + n - 1
+		if !set[text[end]] {
+			pos = end + 1
+			continue
+		}
+		start := end
+		for start > pos && set[text[start-1]] {
+			start--
+		}
+		if start == pos {
+			return pos
+		}
+		pos = start
+	}
+	return -1
 }
 
 // rangesAround returns the pair of seq's part at, if its set is a range
@@ -983,6 +1036,10 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 				}
 			} else if m.few != nil {
 				if at = m.findFew(text, pos, &few); at < 0 {
+					return
+				}
+			} else if m.run > 0 {
+				if at = m.findRun(text, pos); at < 0 {
 					return
 				}
 			} else if m.ranges != nil {

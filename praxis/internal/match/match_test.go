@@ -187,6 +187,14 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`"[^"]*"`, false, false},
 		{`[a-z]+[A-Z][a-z]+`, false, false},
 		{`[a-z][A-Z]`, false, false},
+		{`[a-f0-9]{32}`, false, false},
+		{`\b[0-9a-f]{8}\b`, false, false},
+		{`[0-9]{8,}`, false, false},
+		{`^[a-f]{8}$`, false, false},
+		{`x[0-9]{8}`, false, false},
+		{`[0-9]{8}x`, false, false},
+		{`[a-f0-9]{8}-[a-f0-9]{4}`, false, false},
+		{`[0-9]{7}$`, false, false},
 		{`[a-m][b-m]\b`, false, false}, // a hit passed over, then the pair after it
 		{`[A-Z][0-9]`, false, false},
 		{`[0-9][A-Z]`, false, false},
@@ -238,6 +246,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
+		"hex":             []byte("0123456789abcdef0123456789abcde\n0123456789abcdef0123456789abcdef\nx0123456789abcdef0123456789abcdef0y\n01234567 89abcdef\nabcdefab\n12345678x\nx12345678\ndeadbeef-cafe\n0123456789abcdef0123456789abcdeg0123456789abcdef0123456789abcdef\n1234567\n\n00000000"),
 		// Long enough for the vector search's blocks, the literals at
 		// every offset in them.
 		"long": []byte(strings.Repeat("x"+sample+"\n", 5) + strings.Repeat("y", 33) + sample),
@@ -539,6 +548,28 @@ func TestRangePair(t *testing.T) {
 	}
 }
 
+// TestRunPrefilter pins the patterns searched for by the length of a run
+// of one set's bytes: minRun of them or more.
+func TestRunPrefilter(t *testing.T) {
+	for pattern, want := range map[string]int{
+		`[a-f0-9]{32}`:       32,
+		`\b[0-9a-f]{40}\b`:   40,
+		`[0-9]{8,}`:          8,
+		`[0-9]{7}`:           0,
+		`[A-Z]{3,}`:          0,
+		`[0-9]{8}-[0-9]{12}`: 0, // the hyphen, looked for with IndexByte
+		`\s[a-z]{4}[a-z]{5}`: 9,
+	} {
+		m, err := Compile(pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.run != want {
+			t.Errorf("%q: run %d, want %d", pattern, m.run, want)
+		}
+	}
+}
+
 func TestBytesPrefilter(t *testing.T) {
 	tests := []struct {
 		pattern string
@@ -707,6 +738,7 @@ func FuzzLines(f *testing.F) {
 	f.Add(`x\s*\d*\s+y`, false, false, []byte("x y\nx1 y\nx 1y"))
 	f.Add(`"[^"]*"`, false, false, []byte("a \"b\" \"c\n\"\xc3\"\n\"é\""))
 	f.Add(`[a-z]+[A-Z][a-z]+`, false, false, []byte("fooBar\nFoo bar\nxY"))
+	f.Add(`[a-f0-9]{8}`, false, false, []byte("deadbeef\n0123456\nx0123456789abcdefx"))
 	f.Add(`(?i)err|nil`, false, false, []byte("ERR\nNil\nn1l"))
 	f.Add(`^\bab\B.$`, false, false, []byte("ab\nabc\n_ab1\n ab\nabé"))
 	f.Add(`[A-Z]{2,}\b`, false, false, []byte("AB\nAbC\nABC_\nx XY"))
