@@ -213,6 +213,7 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 		}
 	}
 	if at < 0 {
+		m.widePrefilter(seq)
 		return
 	}
 	// A long run of bytes of one set ([0-9a-f]{40}) is looked for by
@@ -234,6 +235,39 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 		m.ranges = rangesAround(seq, at)
 	}
 	m.around, m.pure = windowsAt(seq, at, max(m.run, 1)) // a run found is not checked again
+}
+
+// widePrefilter sets up the search of a pattern whose parts of fixed
+// width are all characters of classes that hold every character beyond
+// ASCII (., [^"]), whose bytes are then all of the class's set: a pattern
+// that is one such part is found by its bytes alone (.: a line not
+// empty), and n of them in a row need n bytes of the set in a row at least
+// (.{81,}: a line of 81 bytes or more), which the regular expression then
+// checks.
+func (m *Matcher) widePrefilter(seq []part) {
+	at, n := -1, 0
+	for i := 0; i < len(seq); {
+		j := i
+		for j < len(seq) && seq[j].wide && *seq[j].set == *seq[i].set {
+			j++
+		}
+		if j-i > n {
+			at, n = i, j-i
+		}
+		i = max(j, i+1)
+	}
+	switch {
+	case n == 1 && len(seq) == 1:
+		m.pure = true
+	case n >= 2:
+		m.run = n
+	default:
+		return
+	}
+	m.bytes = new([256]bool)
+	for c := range 256 {
+		m.bytes[c] = seq[at].set.has(byte(c))
+	}
 }
 
 // minRun is the shortest run of bytes of one set looked for by its

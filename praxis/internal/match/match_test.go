@@ -195,6 +195,13 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`[0-9]{8}x`, false, false},
 		{`[a-f0-9]{8}-[a-f0-9]{4}`, false, false},
 		{`[0-9]{7}$`, false, false},
+		{`.`, false, false},
+		{`.+`, false, false},
+		{`.{8,}`, false, false},
+		{`.{12}$`, false, false},
+		{`[^"]{3}`, false, false},
+		{`[^a]`, false, false},
+		{`.\b`, false, false},          // a character, then a word's edge
 		{`[a-m][b-m]\b`, false, false}, // a hit passed over, then the pair after it
 		{`[A-Z][0-9]`, false, false},
 		{`[0-9][A-Z]`, false, false},
@@ -244,7 +251,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"runs":            []byte("xerr\nx err\nx \t err\nyerr x\nfoo_bar(\nfoo_(\n_bar(\ne1r e12r er\nx.y (\nx.y(\n"),
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
-		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n"),
+		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
 		"hex":             []byte("0123456789abcdef0123456789abcde\n0123456789abcdef0123456789abcdef\nx0123456789abcdef0123456789abcdef0y\n01234567 89abcdef\nabcdefab\n12345678x\nx12345678\ndeadbeef-cafe\n0123456789abcdef0123456789abcdeg0123456789abcdef0123456789abcdef\n1234567\n\n00000000"),
 		// Long enough for the vector search's blocks, the literals at
@@ -559,6 +566,9 @@ func TestRunPrefilter(t *testing.T) {
 		`[A-Z]{3,}`:          0,
 		`[0-9]{8}-[0-9]{12}`: 0, // the hyphen, looked for with IndexByte
 		`\s[a-z]{4}[a-z]{5}`: 9,
+		`.{81,}`:             81, // 81 bytes at least, then the regular expression
+		`[^"]{3}`:            3,
+		`.`:                  0,
 	} {
 		m, err := Compile(pattern, false, false)
 		if err != nil {
@@ -587,7 +597,7 @@ func TestBytesPrefilter(t *testing.T) {
 		{`\d\d$`, 0, true, []int{-1, -2}, true},
 		{`\b[0-9]\d*$`, 10, false, []int{0, 1}, true}, // digits to the end
 		{`\w\s+\w`, 63, false, []int{1}, true},        // \w, blanks, \w
-		{`.`, 0, false, nil, false},                   // any character, of one or more bytes
+		{`.`, 255, false, nil, true},                  // any character: a line with a byte
 		{`x*`, 0, false, nil, false},
 	}
 	for _, tt := range tests {
