@@ -60,7 +60,7 @@ type Matcher struct {
 	bytes *[256]bool
 	eol   bool
 	few   []byte // the members of bytes, when they are few enough for IndexByte
-	run   int    // with bytes, at least minRun of them follow one another
+	run   int    // with bytes, a run of this many of them is looked for
 
 	// With a vector kernel, bytes a range of values ([A-Z]) next to a byte
 	// of fixed width whose set is a range too (the [a-z] of [a-z][A-Z]):
@@ -219,7 +219,7 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	// A long run of bytes of one set ([0-9a-f]{40}) is looked for by
 	// its length: a byte not of the set rules out every start of a run
 	// that would hold it.
-	if i, n := longestRun(seq); n >= minRun {
+	if i, n := longestRun(seq, func(p part) bool { return p.set != nil && !p.approx }); n >= minRun {
 		at, m.run = i, n
 	}
 	m.bytes = new([256]bool)
@@ -245,17 +245,7 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 // (.{81,}: a line of 81 bytes or more), which the regular expression then
 // checks.
 func (m *Matcher) widePrefilter(seq []part) {
-	at, n := -1, 0
-	for i := 0; i < len(seq); {
-		j := i
-		for j < len(seq) && seq[j].wide && *seq[j].set == *seq[i].set {
-			j++
-		}
-		if j-i > n {
-			at, n = i, j-i
-		}
-		i = max(j, i+1)
-	}
+	at, n := longestRun(seq, func(p part) bool { return p.wide })
 	switch {
 	case n == 1 && len(seq) == 1:
 		m.pure = true
@@ -275,11 +265,11 @@ func (m *Matcher) widePrefilter(seq []part) {
 const minRun = 8
 
 // longestRun returns where seq's longest run of parts of one byte set,
-// each of fixed width, starts, and its length.
-func longestRun(seq []part) (at, n int) {
+// each of them a part of, starts, and its length.
+func longestRun(seq []part, of func(part) bool) (at, n int) {
 	for i := 0; i < len(seq); {
 		j := i
-		for j < len(seq) && seq[j].set != nil && !seq[j].approx && *seq[j].set == *seq[i].set {
+		for j < len(seq) && of(seq[j]) && *seq[j].set == *seq[i].set {
 			j++
 		}
 		if j-i > n {
