@@ -1367,17 +1367,11 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			w = append(w, window{off: off, op: p.op})
 			continue
 		case p.star != nil:
-			runs, k := chain(seq, i, -1)
-			switch {
-			case k >= 0 && seq[k].op == syntax.OpBeginLine:
-				w = append(w, window{off: off, op: syntax.OpBeginLine, runs: runs})
-				exact = exact && k == 0
-			case k >= 0 && seq[k].set != nil && apart(seq[k].set, runs):
-				w = append(w, window{off: off, op: syntax.OpBeginLine, runs: runs, then: seq[k].set})
-				exact = exact && k == 0 && !seq[k].approx
-			default:
-				exact = false
+			rw, ok, last := runWindow(seq, i, -1, off)
+			if ok {
+				w = append(w, rw)
 			}
+			exact = exact && last
 		case p.approx && n < maxWindow:
 			w = append(w, window{off: off - 1, set: *p.set})
 			exact = false
@@ -1399,17 +1393,11 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			w = append(w, window{off: off, op: p.op})
 			continue
 		case p.star != nil:
-			runs, k := chain(seq, i, +1)
-			switch {
-			case k < len(seq) && seq[k].op == syntax.OpEndLine:
-				w = append(w, window{off: off, op: syntax.OpEndLine, runs: runs})
-				exact = exact && k+1 == len(seq)
-			case k < len(seq) && seq[k].set != nil && apart(seq[k].set, runs):
-				w = append(w, window{off: off, op: syntax.OpEndLine, runs: runs, then: seq[k].set})
-				exact = exact && k+1 == len(seq) && !seq[k].approx
-			default:
-				exact = false
+			rw, ok, last := runWindow(seq, i, +1, off)
+			if ok {
+				w = append(w, rw)
 			}
+			exact = exact && last
 		case p.approx && n < maxWindow:
 			w = append(w, window{off: off, set: *p.set})
 			exact = false
@@ -1424,6 +1412,27 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 		break
 	}
 	return w, exact
+}
+
+// runWindow returns the check, at off, of the runs of seq from its part i
+// on in the direction step (+1 rightward, -1 leftward) to the edge of the
+// line or to a byte none of them holds, if they reach either; and whether
+// that edge or byte is the last part of seq on that side, so that nothing
+// is left unchecked there.
+func runWindow(seq []part, i, step, off int) (w window, ok, last bool) {
+	runs, k := chain(seq, i, step)
+	edge, end := syntax.OpEndLine, len(seq)-1
+	if step < 0 {
+		edge, end = syntax.OpBeginLine, 0
+	}
+	switch {
+	case k < 0 || k >= len(seq):
+	case seq[k].op == edge:
+		return window{off: off, op: edge, runs: runs}, true, k == end
+	case seq[k].set != nil && apart(seq[k].set, runs):
+		return window{off: off, op: edge, runs: runs, then: seq[k].set}, true, k == end && !seq[k].approx
+	}
+	return window{}, false, false
 }
 
 // chain returns the runs of seq from its part i on, in the direction step
