@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -348,5 +349,38 @@ func TestBwrapProbeLazy(t *testing.T) {
 				t.Errorf("Ready: %v", err)
 			}
 		})
+	}
+}
+
+// Where memfd_create is refused, the probe gathers bwrap's output in a
+// temporary file instead, removed at once: its reason still reaches the
+// error, and nothing is left behind.
+func TestBwrapProbeWithoutMemfd(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	saved := memfdCreate
+	t.Cleanup(func() { memfdCreate = saved })
+	memfdCreate = func(string, int) (int, error) { return -1, syscall.ENOSYS }
+	bin, ws, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	fake := "#!" + bash + "\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Setenv("TMPDIR", tmp)
+	r, err := New(Policy{Workspace: ws, Shell: true, Isolation: IsolationBwrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Ready(); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "setting up uid map: Permission denied") {
+		t.Errorf("Ready: %v, want ErrUnavailable with bwrap's reason", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the probe left %v in the temporary directory", left)
 	}
 }

@@ -57,14 +57,23 @@ func (r *Runner) probePIDNamespace() bool {
 	return cmd.Run() == nil
 }
 
-// probeOutput returns a file in memory for the bwrap probe's output.
+// probeOutput returns a file for the bwrap probe's output: in memory or,
+// where memfd_create is refused (an old kernel, a container's seccomp
+// filter), a temporary file already removed.
 func probeOutput() (*os.File, error) {
-	fd, err := unix.MemfdCreate("praxis-probe", unix.MFD_CLOEXEC)
+	if fd, err := memfdCreate("praxis-probe", unix.MFD_CLOEXEC); err == nil {
+		return os.NewFile(uintptr(fd), "bwrap-probe-output"), nil
+	}
+	f, err := os.CreateTemp("", "praxis-probe-*")
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), "bwrap-probe-output"), nil
+	os.Remove(f.Name())
+	return f, nil
 }
+
+// memfdCreate is unix.MemfdCreate; a test refuses it.
+var memfdCreate = unix.MemfdCreate
 
 // start runs c, already checked, in the directory dir, opened inside the
 // workspace, with the given time limit.
