@@ -261,7 +261,8 @@ func TestDockerLeftovers(t *testing.T) {
 	start := time.Now()
 	res := drun(t, r, Command{Script: "sleep 300 & (setsid sleep 301 &); echo done"})
 	if res.Stdout.Text != "done\n" || res.ExitCode != 0 || res.Leftovers != 2 {
-		t.Fatalf("%+v", res)
+		left := drun(t, r, Command{Script: countSleeps})
+		t.Fatalf("%+v; sleep processes still running: %s", res, left.Stdout.Text)
 	}
 	if res := drun(t, r, Command{Script: "true"}); res.Leftovers != 0 {
 		t.Errorf("a command that left nothing: %+v", res)
