@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -60,43 +59,6 @@ func (s *Server) fastToolCall(ctx context.Context, cl *call, env *jsonrpc.Messag
 		return errorFunc(env.ID, mcp.INVALID_PARAMS, err.Error())
 	}
 	return responseFunc(env.ID, mcp.NewJSONRPCResultResponse(mcp.NewRequestId(nil), toolResult(res)))
-}
-
-// cancelInflight cancels the request a notifications/cancelled names and
-// marks it so that no response is sent for it.
-//
-// A notification of a protocol without sessions comes in a connection of
-// its own: it cancels the request of that ID being served for any
-// connection without a session, which still gets its response (the
-// client, which cancelled it, no longer waits for it).
-func (c *conn) cancelInflight(params json.RawMessage) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
-		return
-	}
-	var compact bytes.Buffer
-	if json.Compact(&compact, p.RequestID) != nil {
-		return
-	}
-	if c.sessionless {
-		if e, ok := c.srv.sessionless.Load(compact.String()); ok {
-			e.(*inflightCall).cancel()
-		}
-		return
-	}
-	if e, ok := c.inflight.LoadAndDelete(compact.String()); ok {
-		e := e.(*inflightCall)
-		e.cancelled.Store(true)
-		e.cancel()
-	}
-}
-
-// inflightCall is a request being served, known by its id.
-type inflightCall struct {
-	cancel    context.CancelFunc
-	cancelled atomic.Bool // by the client: no response is sent
 }
 
 // isEngineTool reports whether name is one of the engine's tools, as

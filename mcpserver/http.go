@@ -579,22 +579,21 @@ func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, body []b
 	}
 	s.enter()
 	defer s.leave()
-	b := splitBatch(items, s.deliver, func(env *jsonrpc.Message, item []byte) {
-		h.srv.serve(s.ctx, s.conn, discard{}, env, item)
-	})
+	b := splitBatch(s.ctx, s.conn, items)
 	reqs, raws, resps := b.reqs, b.raws, b.resps
 	if len(reqs) == 0 && len(resps) == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if !h.admit(w, s, int32(len(reqs))) {
+		b.done()
 		return
 	}
 	defer s.requests.Add(-int32(len(reqs)))
 	w.Header().Set("Mcp-Session-Id", s.id)
 	ps := h.newPostStream(w, r, s.events, s.negotiated())
 	resps = append(resps, serveAll(func(i int) writeFunc {
-		return h.srv.serve(s.ctx, s.conn, ps, reqs[i], raws[i])
+		return h.srv.answer(b.flights[i], ps, reqs[i], raws[i])
 	}, len(reqs))...)
 	if len(resps) > 0 {
 		ps.respond(joinResponses(resps))

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -105,18 +106,27 @@ func jsonTypeOf(goType string) string {
 }
 
 // batch is a JSON-RPC batch sorted for serving: its requests with their
-// raw bytes, and the responses already decided for malformed items and a
-// batched initialize.
+// raw bytes and their flights, and the responses already decided for
+// malformed items and a batched initialize.
 type batch struct {
-	reqs  []*jsonrpc.Message
-	raws  [][]byte
-	resps []writeFunc
+	reqs    []*jsonrpc.Message
+	raws    [][]byte
+	flights []*inflightCall
+	resps   []writeFunc
 }
 
-// splitBatch sorts the items of a batch. Responses go to deliver and
-// notifications to notify, in the order they stand; requests are kept for
-// the caller to serve.
-func splitBatch(items []json.RawMessage, deliver func(*jsonrpc.Message) bool, notify func(*jsonrpc.Message, []byte)) batch {
+// done ends the flights of requests that will not be served.
+func (b batch) done() {
+	for _, f := range b.flights {
+		f.done()
+	}
+}
+
+// splitBatch sorts the items of a batch from c. Responses and
+// notifications are handled in the order they stand. Requests are admitted
+// with contexts derived from ctx as they come, so that a cancellation
+// later in the batch finds them, and kept for the caller to serve.
+func splitBatch(ctx context.Context, c *conn, items []json.RawMessage) batch {
 	var b batch
 	for _, item := range items {
 		env, bad := jsonrpc.Decode(item)
@@ -127,10 +137,11 @@ func splitBatch(items []json.RawMessage, deliver func(*jsonrpc.Message) bool, no
 			b.resps = append(b.resps, errorFunc(env.ID, jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"))
 		case env.Kind == jsonrpc.KindRequest:
 			b.reqs, b.raws = append(b.reqs, env), append(b.raws, item)
+			b.flights = append(b.flights, c.admit(ctx, env))
 		case env.Kind == jsonrpc.KindResponse:
-			deliver(env)
+			c.deliver(env)
 		default:
-			notify(env, item)
+			c.srv.notification(c, env)
 		}
 	}
 	return b

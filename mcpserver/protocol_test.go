@@ -238,6 +238,13 @@ func TestBatches(t *testing.T) {
 		if len(resps) != 4 || byID["1"] != "{}" || !strings.Contains(byID[`"two"`], "1 steps") || byID["null"] != "error" || byID["3"] != "error" {
 			t.Errorf("batch answered %s", got[0])
 		}
+		// A request cancelled later in its batch ends, unanswered.
+		got = w.exchange(`[{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"block","arguments":{}}},` +
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}},` +
+			`{"jsonrpc":"2.0","id":4,"method":"ping"}]`)
+		if len(got) != 1 || got[0] != `[{"jsonrpc":"2.0","id":4,"result":{}}]` {
+			t.Errorf("batch with a cancelled call answered %q", got)
+		}
 		// Only notifications: nothing to answer.
 		if got := w.exchange(`[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`); len(got) != 0 {
 			t.Errorf("a batch of notifications was answered: %q", got)

@@ -377,22 +377,15 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Mess
 		s.notification(c, env)
 		return nil
 	}
-	cl := newCall(c, out)
-	ctx = withSession(withCall(ctx, cl), c)
-	var entry *inflightCall
-	if env.Method != string(mcp.MethodInitialize) { // initialize cannot be cancelled
-		key := string(env.ID)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		entry = &inflightCall{cancel: cancel}
-		c.inflight.Store(key, entry)
-		defer c.inflight.CompareAndDelete(key, entry)
-		if c.sessionless {
-			s.sessionless.Store(key, entry)
-			defer s.sessionless.CompareAndDelete(key, entry)
-		}
-	}
+	return s.answer(c.admit(ctx, env), out, env, raw)
+}
+
+// answer serves the request env, admitted as f, and ends f's flight. It
+// returns what serve does.
+func (s *Server) answer(f *inflightCall, out sink, env *jsonrpc.Message, raw []byte) writeFunc {
+	defer f.done()
+	cl := newCall(f.c, out)
+	ctx := withSession(withCall(f.ctx, cl), f.c)
 	var resp writeFunc
 	if env.Method == string(mcp.MethodToolsCall) {
 		resp = s.safeFastToolCall(ctx, cl, env)
@@ -400,7 +393,7 @@ func (s *Server) serve(ctx context.Context, c *conn, out sink, env *jsonrpc.Mess
 	if resp == nil {
 		resp = responseFunc(env.ID, s.dispatch(ctx, cl, env, raw))
 	}
-	if entry != nil && entry.cancelled.Load() {
+	if f.cancelled.Load() {
 		return nil
 	}
 	return resp

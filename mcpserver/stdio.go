@@ -122,10 +122,16 @@ func (d *dispatcher) read() {
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if env := d.handle(line); env != nil && d.handOff() {
-				d.respond(env, line)
-				d.wg.Done()
-				return
+			if env := d.handle(line); env != nil {
+				// Admitted before the next message is read: a
+				// cancellation right behind the request finds it.
+				f := d.c.admit(d.c.ctx, env)
+				if d.handOff() {
+					d.respond(f, env, line)
+					d.wg.Done()
+					return
+				}
+				f.done()
 			}
 		}
 		if err != nil {
@@ -193,18 +199,18 @@ func (d *dispatcher) handle(line []byte) *jsonrpc.Message {
 		if env.Method != string(mcp.MethodInitialize) {
 			return env
 		}
-		d.respond(env, line)
+		d.respond(d.c.admit(d.c.ctx, env), env, line)
 	}
 	return nil
 }
 
 // spawn runs job on a worker, or on a goroutine of its own when none is
-// idle, unless the connection is closing.
-func (d *dispatcher) spawn(job func()) {
+// idle, unless the connection is closing. It reports whether it did.
+func (d *dispatcher) spawn(job func()) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closing {
-		return
+		return false
 	}
 	d.wg.Add(1)
 	wrapped := func() {
@@ -212,6 +218,7 @@ func (d *dispatcher) spawn(job func()) {
 		job()
 	}
 	d.run(wrapped)
+	return true
 }
 
 // handleBatch serves a JSON-RPC batch, if the session's protocol version
@@ -227,9 +234,7 @@ func (d *dispatcher) handleBatch(line []byte) {
 		d.out.send(errorResponse(bad))
 		return
 	}
-	b := splitBatch(items, d.c.deliver, func(env *jsonrpc.Message, item []byte) {
-		d.srv.serve(d.c.ctx, d.c, d.out, env, item)
-	})
+	b := splitBatch(d.c.ctx, d.c, items)
 	reqs, raws, resps := b.reqs, b.raws, b.resps
 	if len(reqs) == 0 {
 		if len(resps) > 0 {
@@ -237,9 +242,9 @@ func (d *dispatcher) handleBatch(line []byte) {
 		}
 		return
 	}
-	d.spawn(func() {
+	started := d.spawn(func() {
 		resps := append(resps, serveAll(func(i int) writeFunc {
-			return d.srv.serve(d.c.ctx, d.c, d.out, reqs[i], raws[i])
+			return d.srv.answer(b.flights[i], d.out, reqs[i], raws[i])
 		}, len(reqs))...)
 		if len(resps) > 0 {
 			if err := d.out.send(joinResponses(resps)); err != nil {
@@ -247,6 +252,9 @@ func (d *dispatcher) handleBatch(line []byte) {
 			}
 		}
 	})
+	if !started {
+		b.done()
+	}
 }
 
 // serveAll runs serve(0..n-1) concurrently and returns the responses,
@@ -261,8 +269,9 @@ func serveAll(serve func(int) writeFunc, n int) []writeFunc {
 	return slices.DeleteFunc(out, func(w writeFunc) bool { return w == nil })
 }
 
-func (d *dispatcher) respond(env *jsonrpc.Message, line []byte) {
-	if resp := d.srv.serve(d.c.ctx, d.c, d.out, env, line); resp != nil {
+// respond serves the request env, admitted as f, and writes its response.
+func (d *dispatcher) respond(f *inflightCall, env *jsonrpc.Message, line []byte) {
+	if resp := d.srv.answer(f, d.out, env, line); resp != nil {
 		if err := d.out.send(resp); err != nil {
 			d.srv.log.Warn("stdio: writing a response", "err", err)
 		}

@@ -274,6 +274,66 @@ func TestCancelledStopsTheCall(t *testing.T) {
 	}
 }
 
+// TestCancelRightBehindItsRequest: a notifications/cancelled that follows
+// its request at once (in the same write, after a batch holding the
+// request, or later in the same batch) always finds the request: every
+// call ends cancelled, and none is answered.
+func TestCancelRightBehindItsRequest(t *testing.T) {
+	const n = 900
+	started := make(chan string, 2*n)
+	s, _ := newTestServer(t, Options{}, started)
+	c := startStdio(t, s, StdioOptions{})
+	p := initParams(nil)
+	p["protocolVersion"] = "2025-03-26" // has batches
+	c.send(request(0, "initialize", p))
+	if m, _ := c.response(0); m.Error != nil {
+		t.Fatalf("initialize: %s", m.Error.Message)
+	}
+	c.send(notification("notifications/initialized", nil))
+
+	encode := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for i := range n {
+		id := 100 + i
+		call := encode(request(id, "tools/call", callParams("block", map[string]any{}, nil)))
+		cancel := encode(notification("notifications/cancelled", map[string]any{"requestId": id}))
+		switch i % 3 {
+		case 0:
+			c.sendRaw(call + "\n" + cancel)
+		case 1:
+			c.sendRaw("[" + call + "]\n" + cancel)
+		case 2:
+			c.sendRaw("[" + call + "," + cancel + "]")
+		}
+	}
+	c.send(request(1, "ping", nil))
+	if _, before := c.response(1); len(before) > 0 {
+		t.Errorf("cancelled calls were answered: %s", before[0].raw)
+	}
+	c.in.Close()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		blocked, cancelled := 0, 0
+		for len(started) > 0 {
+			if <-started == "block" {
+				blocked++
+			} else {
+				cancelled++
+			}
+		}
+		t.Fatalf("calls still run 10 s after their cancellation: %d started, %d ended", blocked, cancelled)
+	}
+	for m := range c.msgs {
+		t.Errorf("a cancelled call was answered: %s", m.raw)
+	}
+}
+
 // TestEOFLetsCallsFinish closes the input while a call runs: the call's
 // response is still written before ServeStdio returns.
 func TestEOFLetsCallsFinish(t *testing.T) {
