@@ -290,6 +290,35 @@ func TestDockerLeftoverInExec(t *testing.T) {
 	}
 }
 
+// A process of the container that runs with no environment, as after
+// env -i, is not taken for one caught in an exec: a sweep does not wait
+// for it to show one. Without telling the two apart, every command
+// would wait the sweep's two seconds while it runs.
+func TestDockerEnvlessProcess(t *testing.T) {
+	r := dockerRunner(t, nil)
+	p, err := r.Start(context.Background(), Command{Script: "exec env -i sleep 300"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { p.Kill(); <-p.Done() }()
+	for deadline := time.Now().Add(10 * time.Second); drun(t, r, Command{Script: countSleeps}).Stdout.Text != "1\n"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command's sleep did not start")
+		}
+	}
+	fastest := time.Hour
+	for range 3 {
+		start := time.Now()
+		if res := drun(t, r, Command{Script: "echo hi"}); res.Stdout.Text != "hi\n" || res.Leftovers != 0 {
+			t.Fatalf("%+v", res)
+		}
+		fastest = min(fastest, time.Since(start))
+	}
+	if fastest >= 1500*time.Millisecond {
+		t.Errorf("the fastest of three commands took %v: the sweep waited for the process without an environment", fastest)
+	}
+}
+
 func TestDockerKillOneOfMany(t *testing.T) {
 	r := dockerRunner(t, nil)
 	ctx := context.Background()
