@@ -194,7 +194,7 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 	// take it for U+FFFD, which [^"] matches, and rg's for no character.)
 	mustWrite(t, filepath.Join(ws, "src", "calls.txt"), "x = f(1)\nx=f(\nx = (1)\n  y =  g\t(2)\nd := f(x)\n"+
 		"e \"needle\" d\ne\"d\n\"e \u00e9 d\"\ne\n\"d\n"+
-		"theta and iota\nupsilon\nmachine\nalphabet\nlambda (λ)\n")
+		"theta and iota\nupsilon\nmachine\nalphabet\nlambda (λ)\nΩmega, Δelta and Über\nPlain Words\n")
 	e := newEngine(t, ws)
 	tests := []struct {
 		name string
@@ -226,6 +226,8 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 		{"word", map[string]any{"pattern": `\bneedle\b`}, []string{`\bneedle\b`}},
 		{"runs one after another", map[string]any{"pattern": `\w+\s*=\s*\w+\(`}, []string{`\w+\s*=\s*\w+\(`}},
 		{"a negated class", map[string]any{"pattern": `e[^"]*d`}, []string{`e[^"]*d`}},
+		{"a class beyond ASCII", map[string]any{"pattern": `\p{Greek}`}, []string{`\p{Greek}`}},
+		{"classes beyond ASCII", map[string]any{"pattern": `\p{Lu}\p{Ll}+`}, []string{`\p{Lu}\p{Ll}+`}},
 		{"many words", map[string]any{"pattern": "needle|haystack|thread|alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi"}, []string{"needle|haystack|thread|alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi"}},
 	}
 	for _, tt := range tests {

@@ -16,6 +16,7 @@ package match
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"regexp"
@@ -66,6 +67,15 @@ type Matcher struct {
 	// of fixed width whose set is a range too (the [a-z] of [a-z][A-Z]):
 	// both are looked for at once.
 	ranges *rangePair
+
+	// A pattern with none of the above may still have one on the lines
+	// of ASCII alone, where its classes beyond ASCII (\p{Lu}, \PL) keep
+	// their ASCII members only, and its characters beyond ASCII match
+	// nothing: ascii finds the matches on those lines, and the regular
+	// expression looks at the others, found by their bytes beyond ASCII.
+	// With asciiNever, no line of ASCII alone holds a match (\p{Greek}).
+	ascii      *Matcher
+	asciiNever bool
 }
 
 // rangePair is two bytes side by side, each in its range of values [lo,
@@ -144,10 +154,22 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 	if err := noNewline(re); err != nil {
 		return nil, err
 	}
-	re = re.Simplify()
-	compiled, err := regexp.Compile(re.String())
+	replacementClass(re)
+	m, err := compile(re.Simplify(), true)
 	if err != nil {
 		return nil, fmt.Errorf("compiling %q: %w", pattern, err)
+	}
+	return m, nil
+}
+
+// compile returns the matcher of re, simplified. With split, a pattern
+// without a prefilter of its own is looked for on the lines of ASCII
+// alone with the one of its ASCII form, if that has one.
+func compile(re *syntax.Regexp, split bool) (*Matcher, error) {
+	full := re
+	compiled, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil, err
 	}
 	m := &Matcher{re: compiled}
 	// What the line must hold is what re's line core must: x{2,} is xx.
@@ -188,7 +210,123 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 	} else {
 		m.bytesPrefilter(re)
 	}
+	if split && !m.prefiltered() {
+		m.splitASCII(full)
+	}
 	return m, nil
+}
+
+// prefiltered reports whether m finds its candidate lines by something
+// faster than the regular expression.
+func (m *Matcher) prefiltered() bool {
+	return m.lit != nil || m.fold || m.any != nil || m.bytes != nil || m.eol || m.asciiNever || m.ascii != nil
+}
+
+// splitASCII sets up the search of re on the lines of ASCII alone with
+// the matcher of its ASCII form, if that has a prefilter or matches
+// nothing.
+func (m *Matcher) splitASCII(re *syntax.Regexp) {
+	a := asciiOnly(re)
+	if a.Op == syntax.OpNoMatch {
+		m.asciiNever = true
+		return
+	}
+	if am, err := compile(a, false); err == nil && am.prefiltered() {
+		m.ascii = am
+	}
+}
+
+// asciiOnly returns a pattern that matches as re does on text of ASCII
+// alone: a class keeps its ASCII members, a character beyond ASCII
+// matches nothing, or, case-folded, its ASCII case variants (k for the
+// Kelvin sign), and a part that must match what matches nothing matches
+// nothing too.
+func asciiOnly(re *syntax.Regexp) *syntax.Regexp {
+	none := &syntax.Regexp{Op: syntax.OpNoMatch}
+	out := *re
+	out.Sub, out.Sub0 = nil, [1]*syntax.Regexp{}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return asciiLiteral(re)
+	case syntax.OpCharClass:
+		out.Rune = nil
+		for i := 0; i+1 < len(re.Rune) && re.Rune[i] < utf8.RuneSelf; i += 2 {
+			out.Rune = append(out.Rune, re.Rune[i], min(re.Rune[i+1], utf8.RuneSelf-1))
+		}
+		if len(out.Rune) == 0 {
+			return none
+		}
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if a := asciiOnly(sub); a.Op != syntax.OpNoMatch {
+				out.Sub = append(out.Sub, a)
+			}
+		}
+		switch len(out.Sub) {
+		case 0:
+			return none
+		case 1:
+			return out.Sub[0]
+		}
+	default:
+		for _, sub := range re.Sub {
+			a := asciiOnly(sub)
+			if a.Op != syntax.OpNoMatch {
+				out.Sub = append(out.Sub, a)
+				continue
+			}
+			// Nothing matches the part: a repeat of it matches the empty
+			// string, if it may repeat it no times; all else nothing.
+			if re.Op == syntax.OpStar || re.Op == syntax.OpQuest || re.Op == syntax.OpRepeat && re.Min == 0 {
+				return &syntax.Regexp{Op: syntax.OpEmptyMatch, Flags: re.Flags}
+			}
+			return none
+		}
+	}
+	return &out
+}
+
+// asciiLiteral is asciiOnly for a literal. A case-folded character with
+// case variants beyond ASCII (k, the Kelvin sign) becomes the class of
+// its ASCII ones, so that the ASCII form's literals fold to ASCII alone.
+func asciiLiteral(re *syntax.Regexp) *syntax.Regexp {
+	fold := re.Flags&syntax.FoldCase != 0
+	var parts []*syntax.Regexp
+	var run []rune
+	flush := func() {
+		if len(run) > 0 {
+			parts = append(parts, &syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: run})
+			run = nil
+		}
+	}
+	for _, r := range re.Rune {
+		if r < utf8.RuneSelf && (!fold || asciiFoldClosed(r)) {
+			run = append(run, r)
+			continue
+		}
+		var class []rune
+		if fold {
+			for f := unicode.SimpleFold(r); ; f = unicode.SimpleFold(f) {
+				if f < utf8.RuneSelf {
+					class = append(class, f, f)
+				}
+				if f == r {
+					break
+				}
+			}
+		}
+		if len(class) == 0 {
+			return &syntax.Regexp{Op: syntax.OpNoMatch}
+		}
+		flush()
+		slices.Sort(class) // pairs of one rune each: sorted, they stay pairs
+		parts = append(parts, &syntax.Regexp{Op: syntax.OpCharClass, Flags: re.Flags &^ syntax.FoldCase, Rune: class})
+	}
+	flush()
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: parts}
 }
 
 // bytesPrefilter sets up the search of a pattern without literals for
@@ -759,6 +897,39 @@ func noNewline(re *syntax.Regexp) error {
 	return nil
 }
 
+// replacementClass rewrites each U+FFFD of a literal as a class of that
+// one character. The regular expression reads a byte that is not UTF-8 as
+// U+FFFD, so its three bytes are not all that may match it: a literal
+// holding it is no literal of a line's bytes.
+func replacementClass(re *syntax.Regexp) {
+	for _, sub := range re.Sub {
+		replacementClass(sub)
+	}
+	if re.Op != syntax.OpLiteral || !slices.Contains(re.Rune, utf8.RuneError) {
+		return
+	}
+	var parts []*syntax.Regexp
+	literal := func(rs []rune) {
+		if len(rs) > 0 {
+			parts = append(parts, &syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: rs})
+		}
+	}
+	start := 0
+	for i, r := range re.Rune {
+		if r == utf8.RuneError {
+			literal(re.Rune[start:i])
+			parts = append(parts, &syntax.Regexp{Op: syntax.OpCharClass, Flags: re.Flags, Rune: []rune{r, r}})
+			start = i + 1
+		}
+	}
+	literal(re.Rune[start:])
+	if len(parts) == 1 {
+		*re = *parts[0]
+		return
+	}
+	*re = syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: parts}
+}
+
 // dropNewline removes '\n' from a class given as [lo, hi] pairs.
 func dropNewline(ranges []rune) []rune {
 	out := make([]rune, 0, len(ranges)+2)
@@ -866,6 +1037,9 @@ func exact(re *syntax.Regexp, fold bool) ([][]byte, bool) {
 			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
 				if len(set) == 4 {
 					return nil, false // too common to search for
+				}
+				if r == utf8.RuneError {
+					return nil, false // also every byte that is not UTF-8
 				}
 				set = append(set, utf8.AppendRune(nil, r))
 			}
@@ -1009,6 +1183,10 @@ func (m *Matcher) Match(line []byte) bool {
 // the line's 1-based number and its bounds: text[start:end] is the line
 // without its "\n". It stops early when fn returns false.
 func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
+	if m.ascii != nil || m.asciiNever {
+		m.splitLines(text, fn)
+		return
+	}
 	n, counted := 1, 0 // line n starts at offset counted
 	st := foldState{-2, -2}
 	few := [maxFew]int{-2, -2, -2}
@@ -1099,6 +1277,72 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 		}
 		pos = end + 1
 	}
+}
+
+// splitLines is Lines for a matcher with an ASCII form: the lines before
+// the next byte beyond ASCII are searched by m.ascii, unless no line of
+// ASCII alone holds a match, and the line holding that byte by the
+// regular expression.
+func (m *Matcher) splitLines(text []byte, fn func(n, start, end int) bool) {
+	n := 1 // the number of the line at pos
+	for pos := 0; pos < len(text); {
+		high := indexHigh(text, pos)
+		stop := len(text) // where the lines of ASCII alone end
+		if high >= 0 {
+			stop = pos + bytes.LastIndexByte(text[pos:high], '\n') + 1
+		}
+		if m.ascii != nil && stop > pos {
+			more := true
+			m.ascii.Lines(text[pos:stop], func(k, start, end int) bool {
+				more = fn(n+k-1, pos+start, pos+end)
+				return more
+			})
+			if !more {
+				return
+			}
+		}
+		if high < 0 {
+			return
+		}
+		n += bytes.Count(text[pos:stop], newline)
+		end := len(text)
+		if i := bytes.IndexByte(text[high:], '\n'); i >= 0 {
+			end = high + i
+		}
+		if m.re.Match(text[stop:end]) && !fn(n, stop, end) {
+			return
+		}
+		n++
+		pos = end + 1
+	}
+}
+
+// indexHigh returns the offset of the first byte beyond ASCII at or after
+// pos, or -1.
+func indexHigh(text []byte, pos int) int {
+	if havePair {
+		i, found := indexRanges(text[pos:], 0, 0, utf8.RuneSelf, utf8.RuneSelf, 0x7f, 0x7f)
+		if found {
+			return pos + i
+		}
+		pos += i
+	}
+	return indexHighWords(text, pos)
+}
+
+// indexHighWords is indexHigh eight bytes at a time.
+func indexHighWords(text []byte, pos int) int {
+	for ; pos+8 <= len(text); pos += 8 {
+		if w := binary.LittleEndian.Uint64(text[pos:]) & 0x8080808080808080; w != 0 {
+			return pos + bits.TrailingZeros64(w)/8
+		}
+	}
+	for ; pos < len(text); pos++ {
+		if text[pos] >= utf8.RuneSelf {
+			return pos
+		}
+	}
+	return -1
 }
 
 // findLiteral returns the offset of the first occurrence of m.lit at or

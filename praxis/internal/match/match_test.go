@@ -234,6 +234,42 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(ab|cd)x*\w+y`, false, false},
 		{`\b[Ee]rr\b`, false, false},
 		{`(?i)\berr\b|nil`, false, false},
+		// Classes beyond ASCII: the lines of ASCII alone are searched
+		// with the pattern's ASCII form.
+		{`\p{Greek}`, false, false},
+		{`\p{Greek}+`, false, true},
+		{`[α-ω]+`, false, false},
+		{`\p{Han}`, false, false},
+		{`\p{Lu}\p{Ll}+`, false, false},
+		{`\p{Lu}\p{Ll}+`, false, true},
+		{`\PL`, false, false},
+		{`\PL{3}`, false, false},
+		{`[^\p{L}\s]`, false, false},
+		{`^\pL+$`, false, false},
+		{`\pL{5}$`, false, false},
+		{`(\p{Greek}|x)y`, false, false},
+		{`(\p{Greek}|é)+`, false, false},
+		{`\p{Greek}*\p{Lu}`, false, false},
+		{`\p{Greek}?\PL\pN`, false, false},
+		{`(?i)\x{212a}\pL`, false, false}, // the Kelvin sign folds to k
+		{`\x{212a}\pL`, false, false},
+		{`(?i)ſ\pL`, false, false},
+		{`\p{Lu}\b`, false, false},
+		{`\pN\pL`, false, false},
+		{`[\x{80}-\x{10FFFF}]`, false, false},
+		{`\x{fffd}`, false, false},
+		{`[\x{fffd}a]b`, false, false},
+		{`a\x{fffd}b|\x{fffd}\x{fffd}`, false, false},
+		{`(\p{Greek}|\x{212a})\pL`, false, false},
+		{`(?i)(\p{Greek}|\x{212a})\pL`, false, false},
+		{`(\p{Greek}|(?i:ſ))\pL`, false, false},
+		{`(?i)\x{212a}\x{212a}\pL`, false, false},
+		{`(?i)\x{212a}`, false, false},
+		{`(?i)(\p{Greek}|\x{212a}k)\pL`, false, false},
+		{`(?i)ks`, false, false},
+		{`(\p{Greek}|\x{212a}x)\pL`, false, false},
+		{`(?i)(\p{Greek}|xk)\pL`, false, false},
+		{"\ufffd", true, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -253,6 +289,9 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
+		"unicode": []byte("αβγ δ\nplain ascii Line\nÜber Straße\n中文 text\nMixed Ωmega and omega\n\xff\xfe bad\nx\u212a\u212aelvin\nKelvin ſs\nAbc\n123 ab\n\n\xce\nab\xffb\n" +
+			strings.Repeat("ascii only Line 42\n", 3) + "ΑΒ\nCD\nlast Ωx"),
+		"lone high bytes": []byte("\xffb\na\xffb\naa\xffb\naaa\xffb\naaaa\xffb\naaaaa\xffb\naaaaaa\xffb\naaaaaaa\xffb\naaaaaaaa\xffb\naaaaaaaaa\xffb\naaaaaaaaaa\xffb\naaaaaaaaaaa\xffb\naaaaaaaaaaaa\xffb\naaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaaaaa\xffb\nend\xce"),
 		"hex":             []byte("0123456789abcdef0123456789abcde\n0123456789abcdef0123456789abcdef\nx0123456789abcdef0123456789abcdef0y\n01234567 89abcdef\nabcdefab\n12345678x\nx12345678\ndeadbeef-cafe\n0123456789abcdef0123456789abcdeg0123456789abcdef0123456789abcdef\n1234567\n\n00000000"),
 		// Long enough for the vector search's blocks, the literals at
 		// every offset in them.
@@ -264,17 +303,12 @@ func TestLinesEqualsNaive(t *testing.T) {
 			t.Fatalf("%q: %v", tt.pattern, err)
 		}
 		for _, usePair := range []bool{true, false} {
-			m := *m
-			m.usePair = m.usePair && usePair
+			m := m
 			if !usePair {
-				m.ranges = nil
-			}
-			m.any = slices.Clone(m.any)
-			for i := range m.any {
-				m.any[i].usePair = m.any[i].usePair && usePair
+				m = withoutKernels(m)
 			}
 			for name, text := range texts {
-				got := lines(t, &m, text)
+				got := lines(t, m, text)
 				want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
 				if !slices.Equal(got, want) {
 					t.Errorf("%q literal=%v ignoreCase=%v pair=%v on %s:\n got %q\nwant %q", tt.pattern, tt.literal, tt.ignoreCase, usePair, name, got, want)
@@ -282,6 +316,21 @@ func TestLinesEqualsNaive(t *testing.T) {
 			}
 		}
 	}
+}
+
+// withoutKernels returns a copy of m that searches without the vector
+// kernels.
+func withoutKernels(m *Matcher) *Matcher {
+	c := *m
+	c.usePair, c.ranges = false, nil
+	c.any = slices.Clone(m.any)
+	for i := range c.any {
+		c.any[i].usePair = false
+	}
+	if m.ascii != nil {
+		c.ascii = withoutKernels(m.ascii)
+	}
+	return &c
 }
 
 // TestManyLiterals checks alternations of many words: past the literals
@@ -461,6 +510,71 @@ func TestPrefilterChoice(t *testing.T) {
 		}
 		if m.Literal() != tt.lit || m.pure != tt.pure || fold != tt.fold || !slices.Equal(set, tt.set) {
 			t.Errorf("%q: literal %q pure %v fold %v set %q, want %q %v %v %q", tt.pattern, m.Literal(), m.pure, fold, set, tt.lit, tt.pure, tt.fold, tt.set)
+		}
+	}
+}
+
+// TestASCIIForm checks which patterns without a prefilter of their own
+// are looked for on the lines of ASCII alone with their ASCII form, and
+// which need no search there at all.
+func TestASCIIForm(t *testing.T) {
+	tests := []struct {
+		pattern    string
+		ascii      string // the regular expression of the ASCII form, if any
+		asciiNever bool
+	}{
+		{`\p{Greek}`, "", true},
+		{`[α-ω]+`, "", true},
+		{`\p{Lu}\p{Ll}+`, `[A-Z][a-z]+`, false},
+		{`\PL`, `[\x00-\t\v-@\[-` + "`" + `\{-\x7f]`, false},
+		{`(\p{Greek}|\x{212a})\pL`, "", true},
+		{`(?i)(\p{Greek}|\x{212a})\pL`, `([Kk])[A-Za-z]`, false},
+		{`(?i)(\p{Greek}|\x{212a})\d`, "", false}, // \d is its set of bytes
+		{`\p{Greek}*\p{Lu}`, `(?:)[A-Z]`, false},
+		{`x\p{Greek}`, "", false}, // x is its literal
+		{`(?i)\x{212a}\x{212a}\pL`, `[Kk][Kk][A-Za-z]`, false},
+		{`(?i)ks`, `[Kk][Ss]`, false},
+		{`(\p{Greek}|\x{212a}x)\pL`, "", true},
+		{`(?i)(\p{Greek}|xk)\pL`, `((?i:X)[Kk])[A-Za-z]`, false},
+		{`(?i)\x{212a}`, `[Kk]`, false},
+		{`\w+`, "", false}, // ASCII already
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ascii := ""
+		if m.ascii != nil {
+			ascii = m.ascii.re.String()
+		}
+		if ascii != tt.ascii || m.asciiNever != tt.asciiNever {
+			t.Errorf("%q: ASCII form %q, never %v; want %q, %v", tt.pattern, ascii, m.asciiNever, tt.ascii, tt.asciiNever)
+		}
+	}
+}
+
+// TestIndexHigh puts one byte beyond ASCII at every offset of texts of
+// every length up to 40, with and without the vector kernel.
+func TestIndexHigh(t *testing.T) {
+	for n := range 41 {
+		for at := -1; at < n; at++ {
+			text := bytes.Repeat([]byte{0x7f}, n)
+			if at >= 0 {
+				text[at] = 0x80 + byte(at)
+			}
+			for pos := range n + 1 {
+				want := -1
+				if at >= pos {
+					want = at
+				}
+				if got := indexHigh(text, pos); got != want {
+					t.Fatalf("indexHigh, byte at %d of %d, from %d: %d", at, n, pos, got)
+				}
+				if got := indexHighWords(text, pos); got != want {
+					t.Fatalf("indexHighWords, byte at %d of %d, from %d: %d", at, n, pos, got)
+				}
+			}
 		}
 	}
 }
@@ -756,6 +870,9 @@ func FuzzLines(f *testing.F) {
 	f.Add(`\b(ab|a)\b|b\B`, false, false, []byte("ab a\nabc\nbb\n_a"))
 	f.Add(`a[0-9]*b\s+c`, false, false, []byte("a12b c\nab  c\na1b\nxa9bc"))
 	f.Add(`(?i)[a-z]ab[^b]`, false, true, []byte("\u212aab\u017f\nKABé\nxab\n"))
+	f.Add(`\p{Lu}\p{Ll}+`, false, false, []byte("Ab\nÜber\nab\n\xff\nΩmega\nAB"))
+	f.Add(`(\p{Greek}|(?i:k))\PL`, false, false, []byte("k1\nΩ \n\u212a.\nKx\nαβ\n\xce"))
+	f.Add("\ufffd|a\\x{fffd}", false, false, []byte("\xff\na\xfe\n\ufffd\nab"))
 	f.Fuzz(func(t *testing.T, pattern string, literal, ignoreCase bool, text []byte) {
 		if strings.Contains(pattern, "\n") || (!literal && strings.Contains(pattern, `\n`)) {
 			return
