@@ -76,6 +76,14 @@ type Matcher struct {
 	// With asciiNever, no line of ASCII alone holds a match (\p{Greek}).
 	ascii      *Matcher
 	asciiNever bool
+
+	// A pattern that is one class with members beyond ASCII (\p{Greek},
+	// \PL) needs no regular expression: class holds its ranges of
+	// characters, bytes its ASCII members and the bytes that may start
+	// one of the others, and a character is decoded where such a byte is
+	// found. When bytes is one range of values, span is it.
+	class []rune
+	span  *[2]byte // the range's first byte and width
 }
 
 // rangePair is two bytes side by side, each in its range of values [lo,
@@ -163,17 +171,26 @@ func Compile(pattern string, literal, ignoreCase bool) (*Matcher, error) {
 }
 
 // compile returns the matcher of re, simplified. With split, a pattern
-// without a prefilter of its own is looked for on the lines of ASCII
-// alone with the one of its ASCII form, if that has one.
+// whose prefilter does not find its matches alone is looked for on the
+// lines of ASCII alone with its ASCII form, when that is faster there
+// (see splitASCII).
 func compile(re *syntax.Regexp, split bool) (*Matcher, error) {
-	full := re
 	compiled, err := regexp.Compile(re.String())
 	if err != nil {
 		return nil, err
 	}
 	m := &Matcher{re: compiled}
 	// What the line must hold is what re's line core must: x{2,} is xx.
-	re = lineCore(re)
+	m.prefilter(lineCore(re))
+	if split && !m.exactly() {
+		m.splitASCII(re)
+	}
+	return m, nil
+}
+
+// prefilter chooses how the lines that may hold a match of re, a line
+// core, are found.
+func (m *Matcher) prefilter(re *syntax.Regexp) {
 	set := unlessClass(requiredSet(re, false))
 	if fset := requiredSet(re, true); set != nil && better(foldRuns(fset), set) {
 		set = nil // the literals in any case are better: (?i)todo:?\s
@@ -181,11 +198,11 @@ func compile(re *syntax.Regexp, split bool) (*Matcher, error) {
 	ex, ok := exact(re, false)
 	pure := set != nil && ok && sameSet(minimize(ex), set) // set is all re matches
 	if !pure && m.branchPrefilter(re, set, len(set) == 1) {
-		return m, nil
+		return
 	}
 	if len(set) > 1 {
 		m.setPrefilter(set, false, pure)
-		return m, nil
+		return
 	}
 	if len(set) == 1 {
 		lit := set[0]
@@ -210,28 +227,40 @@ func compile(re *syntax.Regexp, split bool) (*Matcher, error) {
 	} else {
 		m.bytesPrefilter(re)
 	}
-	if split && !m.prefiltered() {
-		m.splitASCII(full)
+}
+
+// exactly reports whether a hit of m's prefilter that passes its checks
+// is a match, with no regular expression run.
+func (m *Matcher) exactly() bool {
+	if m.pure || m.class != nil {
+		return true
 	}
-	return m, nil
+	for _, f := range m.any {
+		if !f.exact {
+			return false
+		}
+	}
+	return len(m.any) > 0
 }
 
 // prefiltered reports whether m finds its candidate lines by something
-// faster than the regular expression.
+// faster than the regular expression, not counting its ASCII form.
 func (m *Matcher) prefiltered() bool {
-	return m.lit != nil || m.fold || m.any != nil || m.bytes != nil || m.eol || m.asciiNever || m.ascii != nil
+	return m.lit != nil || m.fold || m.any != nil || m.bytes != nil || m.eol
 }
 
 // splitASCII sets up the search of re on the lines of ASCII alone with
-// the matcher of its ASCII form, if that has a prefilter or matches
-// nothing.
+// the matcher of its ASCII form: when it matches nothing there, when m has
+// no prefilter and it has one, or when it needs no regular expression
+// (\pL\d is [A-Za-z][0-9] there, found by its bytes alone).
 func (m *Matcher) splitASCII(re *syntax.Regexp) {
 	a := asciiOnly(re)
 	if a.Op == syntax.OpNoMatch {
 		m.asciiNever = true
 		return
 	}
-	if am, err := compile(a, false); err == nil && am.prefiltered() {
+	am, err := compile(a, false)
+	if err == nil && (!m.prefiltered() && am.prefiltered() || am.exactly()) {
 		m.ascii = am
 	}
 }
@@ -333,6 +362,9 @@ func asciiLiteral(re *syntax.Regexp) *syntax.Regexp {
 // its bytes of fixed width: the one whose set has fewest members is
 // searched for, the others and the assertions checked around it.
 func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
+	if m.classPrefilter(re) {
+		return
+	}
 	var seq []part
 	flatten(re, &seq)
 	at := -1
@@ -374,6 +406,119 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	}
 	m.around, m.pure = windowsAt(seq, at, max(m.run, 1)) // a run found is not checked again
 }
+
+// classPrefilter sets up the search of a pattern that is one class with
+// members beyond ASCII, unless it holds every character beyond ASCII
+// (.), whose bytes alone find it. A character is found by its first
+// byte; the regular expression reads each byte that is not UTF-8 as
+// U+FFFD, so with U+FFFD in the class, every byte beyond ASCII may start
+// one.
+func (m *Matcher) classPrefilter(re *syntax.Regexp) bool {
+	if re.Op != syntax.OpCharClass || len(re.Rune) == 0 || re.Rune[len(re.Rune)-1] < utf8.RuneSelf {
+		return false
+	}
+	set := new(byteSet)
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		for c := re.Rune[i]; c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
+			set.add(byte(c))
+		}
+		if re.Rune[i] <= utf8.RuneSelf && re.Rune[i+1] == unicode.MaxRune {
+			return false // every character beyond ASCII: see widePrefilter
+		}
+	}
+	high := new(byteSet)
+	if inRanges(re.Rune, utf8.RuneError) {
+		for c := utf8.RuneSelf; c < 256; c++ {
+			high.add(byte(c))
+		}
+	} else {
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			addLeads(high, max(re.Rune[i], utf8.RuneSelf), re.Rune[i+1])
+		}
+	}
+	m.class = re.Rune
+	m.bytes = new([256]bool)
+	for c := range 256 {
+		m.bytes[c] = set.has(byte(c)) || high.has(byte(c))
+	}
+	// Without ASCII members, the first bytes are looked for by the range
+	// of values they span.
+	if set.size() == 0 && havePair {
+		lo, hi := 255, 0
+		for c := range 256 {
+			if high.has(byte(c)) {
+				lo, hi = min(lo, c), c
+			}
+		}
+		m.span = &[2]byte{byte(lo), byte(hi - lo)}
+	}
+	return true
+}
+
+// addLeads adds to set the first bytes of the characters lo to hi, all
+// beyond ASCII, in UTF-8.
+func addLeads(set *byteSet, lo, hi rune) {
+	for _, b := range [...]struct {
+		lo, hi rune
+		shift  int
+		mark   byte
+	}{{0x80, 0x7ff, 6, 0xc0}, {0x800, 0xffff, 12, 0xe0}, {0x10000, unicode.MaxRune, 18, 0xf0}} {
+		from, to := max(lo, b.lo), min(hi, b.hi)
+		for c := from >> b.shift; from <= to && c <= to>>b.shift; c++ {
+			set.add(b.mark | byte(c))
+		}
+	}
+}
+
+// inRanges reports whether r is in one of the [lo, hi] pairs of ranges,
+// sorted.
+func inRanges(ranges []rune, r rune) bool {
+	i, _ := slices.BinarySearch(ranges, r) // the first bound >= r
+	return i < len(ranges) && (i%2 == 1 || ranges[i] == r)
+}
+
+// classAt reports whether the character at text[at], a byte of m.bytes,
+// is of m.class, and returns its width.
+func (m *Matcher) classAt(text []byte, at int) (bool, int) {
+	if text[at] < utf8.RuneSelf {
+		return true, 1
+	}
+	r, w := utf8.DecodeRune(text[at:])
+	return inRanges(m.class, r), w
+}
+
+// findSpan returns the offset of the first byte of m.bytes at or after
+// pos, or -1, looking for the range of values m.span. A byte of the range
+// not of m.bytes (the first byte of a Chinese character in a search for
+// Greek ones) is often followed by others: the next bytes are looked at
+// one by one before the range is looked for again.
+func (m *Matcher) findSpan(text []byte, pos int) int {
+	lo, w := m.span[0], m.span[1]
+	for pos < len(text) {
+		i, found := indexRanges(text[pos:], 0, 0, lo, lo, w, w)
+		if !found {
+			// The kernel stops short of the last bytes.
+			for j := pos + i; j < len(text); j++ {
+				if m.bytes[text[j]] {
+					return j
+				}
+			}
+			return -1
+		}
+		end := min(pos+i+spanAhead, len(text))
+		for j := pos + i; j < end; j++ {
+			if m.bytes[text[j]] {
+				return j
+			}
+		}
+		pos = end
+	}
+	return -1
+}
+
+// spanAhead is how many bytes findSpan looks at one by one from a byte
+// of its range.
+const spanAhead = 64
 
 // widePrefilter sets up the search of a pattern whose parts of fixed
 // width are all characters of classes that hold every character beyond
@@ -1187,6 +1332,11 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 		m.splitLines(text, fn)
 		return
 	}
+	m.lines(text, fn)
+}
+
+// lines is Lines with m's own prefilter.
+func (m *Matcher) lines(text []byte, fn func(n, start, end int) bool) {
 	n, counted := 1, 0 // line n starts at offset counted
 	st := foldState{-2, -2}
 	few := [maxFew]int{-2, -2, -2}
@@ -1248,10 +1398,20 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 				if at = m.findRanges(text, pos); at < 0 {
 					return
 				}
+			} else if m.span != nil {
+				if at = m.findSpan(text, pos); at < 0 {
+					return
+				}
 			} else if at = m.findByte(text, pos); at < 0 {
 				return
 			}
-			if !m.fits(text, at) {
+			if m.class != nil {
+				if ok, w := m.classAt(text, at); !ok {
+					pos = at + w
+					continue
+				}
+				matched = true
+			} else if !m.fits(text, at) {
 				pos = at + 1
 				continue
 			}
@@ -1279,42 +1439,99 @@ func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
 	}
 }
 
-// splitLines is Lines for a matcher with an ASCII form: the lines before
-// the next byte beyond ASCII are searched by m.ascii, unless no line of
-// ASCII alone holds a match, and the line holding that byte by the
-// regular expression.
+// splitLines is Lines for a matcher with an ASCII form. A stretch of
+// lines of ASCII alone is searched by m.ascii, unless no such line holds a
+// match; the lines between two stretches, each holding a byte beyond
+// ASCII, with m's own prefilter. A stretch shorter than minASCII bytes is
+// left to that prefilter, if m has one, rather than cost a search of its
+// own: a file with a character beyond ASCII every few lines is searched
+// whole with it.
 func (m *Matcher) splitLines(text []byte, fn func(n, start, end int) bool) {
+	gap := 1
+	if m.prefiltered() {
+		gap = minASCII
+	}
 	n := 1 // the number of the line at pos
-	for pos := 0; pos < len(text); {
-		high := indexHigh(text, pos)
-		stop := len(text) // where the lines of ASCII alone end
-		if high >= 0 {
-			stop = pos + bytes.LastIndexByte(text[pos:high], '\n') + 1
-		}
-		if m.ascii != nil && stop > pos {
-			more := true
-			m.ascii.Lines(text[pos:stop], func(k, start, end int) bool {
-				more = fn(n+k-1, pos+start, pos+end)
+	// search searches text[from:to], whole lines, with s, and counts
+	// them; it reports whether fn asked for more.
+	search := func(s *Matcher, from, to int) bool {
+		more := true
+		if s != nil {
+			s.lines(text[from:to], func(k, start, end int) bool {
+				more = fn(n+k-1, from+start, from+end)
 				return more
 			})
-			if !more {
+		}
+		n += bytes.Count(text[from:to], newline)
+		return more
+	}
+	// asciiEnd returns where the lines of ASCII alone from pos end: the
+	// start of the line holding the first byte beyond ASCII at or after
+	// pos, or len(text), and that byte's offset, or -1.
+	asciiEnd := func(pos int) (stop, high int) {
+		if high = indexHigh(text, pos); high < 0 {
+			return len(text), -1
+		}
+		return pos + bytes.LastIndexByte(text[pos:high], '\n') + 1, high
+	}
+	for pos := 0; pos < len(text); {
+		stop, high := asciiEnd(pos)
+		if stop-pos >= gap || high < 0 {
+			if !search(m.ascii, pos, stop) || high < 0 {
 				return
 			}
+			pos = stop
 		}
-		if high < 0 {
+		// From pos, the lines up to the last byte beyond ASCII that is
+		// followed by another in fewer than gap bytes.
+		last := high
+		for {
+			from := last + 1
+			l := lastHigh(text[from:min(from+gap, len(text))])
+			if l < 0 {
+				break
+			}
+			last = from + l
+		}
+		end := lineEnd(text, last)
+		if end < len(text) {
+			end++ // the line break, counted
+		}
+		if !search(m, pos, end) {
 			return
 		}
-		n += bytes.Count(text[pos:stop], newline)
-		end := len(text)
-		if i := bytes.IndexByte(text[high:], '\n'); i >= 0 {
-			end = high + i
-		}
-		if m.re.Match(text[stop:end]) && !fn(n, stop, end) {
-			return
-		}
-		n++
-		pos = end + 1
+		pos = end
 	}
+}
+
+// minASCII is the fewest bytes of lines of ASCII alone that splitLines
+// searches with the ASCII form of a pattern that has a prefilter of its
+// own. (A variable for the tests.)
+var minASCII = 4 << 10
+
+// lastHigh returns the offset of the last byte beyond ASCII in b, or -1.
+func lastHigh(b []byte) int {
+	i := len(b)
+	for ; i >= 8; i -= 8 {
+		if w := binary.LittleEndian.Uint64(b[i-8:]) & 0x8080808080808080; w != 0 {
+			return i - 8 + (63-bits.LeadingZeros64(w))/8
+		}
+	}
+	for i--; i >= 0; i-- {
+		if b[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
+}
+
+// lineEnd returns the offset of the line break that ends the line holding
+// offset i, or len(text).
+func lineEnd(text []byte, i int) int {
+	if j := bytes.IndexByte(text[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(text)
 }
 
 // indexHigh returns the offset of the first byte beyond ASCII at or after

@@ -267,6 +267,8 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)\x{212a}`, false, false},
 		{`(?i)(\p{Greek}|\x{212a}k)\pL`, false, false},
 		{`(?i)ks`, false, false},
+		{`^\p{Greek}*$`, false, false}, // empty lines too
+		{`^\PL*$`, false, false},
 		{`(\p{Greek}|\x{212a}x)\pL`, false, false},
 		{`(?i)(\p{Greek}|xk)\pL`, false, false},
 		{"\ufffd", true, false},
@@ -291,6 +293,8 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
 		"unicode": []byte("αβγ δ\nplain ascii Line\nÜber Straße\n中文 text\nMixed Ωmega and omega\n\xff\xfe bad\nx\u212a\u212aelvin\nKelvin ſs\nAbc\n123 ab\n\n\xce\nab\xffb\n" +
 			strings.Repeat("ascii only Line 42\n", 3) + "ΑΒ\nCD\nlast Ωx"),
+		"cjk and greek": []byte(strings.Repeat("中", 30) + "λ\n" + strings.Repeat("文", 10) + "Ω" + strings.Repeat("字", 40) + "\n" +
+			strings.Repeat("中文", 3) + "\n" + strings.Repeat("x", 70) + "α\nпривет мир\n" + strings.Repeat("中", 21) + "π"),
 		"lone high bytes": []byte("\xffb\na\xffb\naa\xffb\naaa\xffb\naaaa\xffb\naaaaa\xffb\naaaaaa\xffb\naaaaaaa\xffb\naaaaaaaa\xffb\naaaaaaaaa\xffb\naaaaaaaaaa\xffb\naaaaaaaaaaa\xffb\naaaaaaaaaaaa\xffb\naaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaaaa\xffb\naaaaaaaaaaaaaaaaa\xffb\nend\xce"),
 		"hex":             []byte("0123456789abcdef0123456789abcde\n0123456789abcdef0123456789abcdef\nx0123456789abcdef0123456789abcdef0y\n01234567 89abcdef\nabcdefab\n12345678x\nx12345678\ndeadbeef-cafe\n0123456789abcdef0123456789abcdeg0123456789abcdef0123456789abcdef\n1234567\n\n00000000"),
 		// Long enough for the vector search's blocks, the literals at
@@ -307,22 +311,35 @@ func TestLinesEqualsNaive(t *testing.T) {
 			if !usePair {
 				m = withoutKernels(m)
 			}
-			for name, text := range texts {
-				got := lines(t, m, text)
-				want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
-				if !slices.Equal(got, want) {
-					t.Errorf("%q literal=%v ignoreCase=%v pair=%v on %s:\n got %q\nwant %q", tt.pattern, tt.literal, tt.ignoreCase, usePair, name, got, want)
+			for _, min := range []int{defaultMinASCII, 1} {
+				setMinASCII(t, min)
+				for name, text := range texts {
+					got := lines(t, m, text)
+					want := naive(tt.pattern, tt.literal, tt.ignoreCase, text)
+					if !slices.Equal(got, want) {
+						t.Errorf("%q literal=%v ignoreCase=%v pair=%v minASCII=%d on %s:\n got %q\nwant %q", tt.pattern, tt.literal, tt.ignoreCase, usePair, min, name, got, want)
+					}
 				}
 			}
 		}
 	}
 }
 
+// defaultMinASCII is minASCII as the package sets it.
+var defaultMinASCII = minASCII
+
+// setMinASCII sets minASCII for the rest of the test.
+func setMinASCII(t *testing.T, n int) {
+	old := minASCII
+	minASCII = n
+	t.Cleanup(func() { minASCII = old })
+}
+
 // withoutKernels returns a copy of m that searches without the vector
 // kernels.
 func withoutKernels(m *Matcher) *Matcher {
 	c := *m
-	c.usePair, c.ranges = false, nil
+	c.usePair, c.ranges, c.span = false, nil, nil
 	c.any = slices.Clone(m.any)
 	for i := range c.any {
 		c.any[i].usePair = false
@@ -523,15 +540,18 @@ func TestASCIIForm(t *testing.T) {
 		ascii      string // the regular expression of the ASCII form, if any
 		asciiNever bool
 	}{
-		{`\p{Greek}`, "", true},
-		{`[α-ω]+`, "", true},
+		{`\p{Greek}`, "", false}, // one class: found without the regular expression
+		{`[α-ω]+`, "", false},
 		{`\p{Lu}\p{Ll}+`, `[A-Z][a-z]+`, false},
-		{`\PL`, `[\x00-\t\v-@\[-` + "`" + `\{-\x7f]`, false},
+		{`\PL`, "", false},
 		{`(\p{Greek}|\x{212a})\pL`, "", true},
 		{`(?i)(\p{Greek}|\x{212a})\pL`, `([Kk])[A-Za-z]`, false},
-		{`(?i)(\p{Greek}|\x{212a})\d`, "", false}, // \d is its set of bytes
+		{`(?i)(\p{Greek}|\x{212a})\d`, `([Kk])[0-9]`, false}, // exact there
+		{`\pL\d`, `[A-Za-z][0-9]`, false},
+		{`é`, "", false},     // a literal, found alone
+		{`\bé\b`, "", false}, // its checks find it alone
 		{`\p{Greek}*\p{Lu}`, `(?:)[A-Z]`, false},
-		{`x\p{Greek}`, "", false}, // x is its literal
+		{`x\p{Greek}`, "", true}, // x alone is a literal, not a match
 		{`(?i)\x{212a}\x{212a}\pL`, `[Kk][Kk][A-Za-z]`, false},
 		{`(?i)ks`, `[Kk][Ss]`, false},
 		{`(\p{Greek}|\x{212a}x)\pL`, "", true},
@@ -550,6 +570,53 @@ func TestASCIIForm(t *testing.T) {
 		}
 		if ascii != tt.ascii || m.asciiNever != tt.asciiNever {
 			t.Errorf("%q: ASCII form %q, never %v; want %q, %v", tt.pattern, ascii, m.asciiNever, tt.ascii, tt.asciiNever)
+		}
+	}
+}
+
+// TestClassPrefilter checks which patterns are one class with members
+// beyond ASCII, found by their characters' first bytes, and which of
+// those bytes are a range of values.
+func TestClassPrefilter(t *testing.T) {
+	tests := []struct {
+		pattern   string
+		class     bool
+		span      string // the range of bytes searched for, if one
+		withASCII string // ASCII bytes searched for
+	}{
+		{`\p{Greek}`, true, "cd-f0", ""}, // U+0370-03FF ... U+1D245
+		{`\p{Greek}+`, true, "cd-f0", ""},
+		{`[α-ω]`, true, "ce-cf", ""},
+		{`[α-ω]{2,}`, false, "", ""},           // two of them
+		{`[\x{80}-\x{10FFFF}]`, false, "", ""}, // every character beyond ASCII
+		{`[\x{100}-\x{FFFC}]`, true, "c4-ef", ""},
+		{`[\x{100}-\x{10FFFF}]`, true, "80-ff", ""}, // U+FFFD too
+		{`\x{fffd}`, true, "80-ff", ""},
+		{`\PL`, true, "", "\t !0"},
+		{`[a\x{100}]`, true, "", "a"},
+		{`.`, false, "", ""},     // every character beyond ASCII: a line not empty
+		{`[^"]`, false, "", ""},  // likewise
+		{`[a-z]`, false, "", ""}, // ASCII
+		{`\p{Greek}x`, false, "", ""},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		span, withASCII := "", ""
+		if m.span != nil {
+			span = fmt.Sprintf("%02x-%02x", m.span[0], m.span[0]+m.span[1])
+		}
+		if m.class != nil {
+			for _, c := range []byte("\t !0a") {
+				if m.bytes[c] {
+					withASCII += string(c)
+				}
+			}
+		}
+		if (m.class != nil) != tt.class || havePair && span != tt.span || withASCII != tt.withASCII {
+			t.Errorf("%q: class %v span %q ASCII %q; want %v %q %q", tt.pattern, m.class != nil, span, withASCII, tt.class, tt.span, tt.withASCII)
 		}
 	}
 }
@@ -573,6 +640,22 @@ func TestIndexHigh(t *testing.T) {
 				}
 				if got := indexHighWords(text, pos); got != want {
 					t.Fatalf("indexHighWords, byte at %d of %d, from %d: %d", at, n, pos, got)
+				}
+				if n == 0 {
+					continue
+				}
+				// With another byte beyond ASCII at 0, before it.
+				text := slices.Clone(text)
+				text[0] |= 0x80
+				want = -1
+				switch {
+				case at >= 0 && at < pos:
+					want = at
+				case pos > 0:
+					want = 0
+				}
+				if got := lastHigh(text[:pos]); got != want {
+					t.Fatalf("lastHigh, bytes at 0 and %d of %d, before %d: %d", at, n, pos, got)
 				}
 			}
 		}
@@ -888,10 +971,12 @@ func FuzzLines(f *testing.F) {
 		if _, err := regexp.Compile(ref); err != nil {
 			return
 		}
-		got := lines(t, m, text)
 		want := naive(pattern, literal, ignoreCase, text)
-		if !slices.Equal(got, want) {
-			t.Fatalf("%q literal=%v ignoreCase=%v on %q:\n got %q\nwant %q", pattern, literal, ignoreCase, text, got, want)
+		for _, min := range []int{defaultMinASCII, 1} {
+			setMinASCII(t, min)
+			if got := lines(t, m, text); !slices.Equal(got, want) {
+				t.Fatalf("%q literal=%v ignoreCase=%v minASCII=%d on %q:\n got %q\nwant %q", pattern, literal, ignoreCase, min, text, got, want)
+			}
 		}
 	})
 }
