@@ -1739,13 +1739,15 @@ func (s *byteSet) single() (byte, bool) {
 // its end for OpEndLine (^\s* before a literal, \s*$ after it); or, with
 // then set, to a byte of then ([a-z]*\( after a literal, \s*\w+\( after
 // :=). No two of the runs' sets and then share a byte, so each run ends
-// exactly where the next begins.
+// exactly where the next begins. Past the byte of then, the bytes of
+// beyond follow, one of each set (the \w before the dot of \w\.\w+\(\)).
 type window struct {
-	off  int // from the literal's first byte
-	set  byteSet
-	op   syntax.Op
-	runs []run
-	then *byteSet
+	off    int // from the literal's first byte
+	set    byteSet
+	op     syntax.Op
+	runs   []run
+	then   *byteSet
+	beyond []*byteSet
 }
 
 // run is a repeat of the bytes of set, at least min of them.
@@ -1891,7 +1893,15 @@ func runWindow(seq []part, i, step, off int) (w window, ok, last bool) {
 	case seq[k].op == edge:
 		return window{off: off, op: edge, runs: runs}, true, k == end
 	case seq[k].set != nil && apart(seq[k].set, runs):
-		return window{off: off, op: edge, runs: runs, then: seq[k].set}, true, k == end && !seq[k].approx
+		w := window{off: off, op: edge, runs: runs, then: seq[k].set}
+		if seq[k].approx {
+			return w, true, false // of a width not known
+		}
+		j := k + step
+		for ; j >= 0 && j < len(seq) && seq[j].set != nil && !seq[j].approx && len(w.beyond) < maxWindow; j += step {
+			w.beyond = append(w.beyond, seq[j].set)
+		}
+		return w, true, j < 0 || j >= len(seq)
 	}
 	return window{}, false, false
 }
@@ -2042,7 +2052,7 @@ func classBytes(re *syntax.Regexp) *byteSet {
 // line; or, with then, a byte of then. Since no set holds a line break,
 // and no two of the sets and then share a byte, each run of a set's bytes
 // from where the one before ended must end exactly there.
-func spanToEdge(text []byte, j int, runs []run, then *byteSet, left bool) bool {
+func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet, left bool) bool {
 	if j < 0 || j > len(text) {
 		return false
 	}
@@ -2067,13 +2077,24 @@ func spanToEdge(text []byte, j int, runs []run, then *byteSet, left bool) bool {
 	}
 	switch {
 	case left && then != nil:
-		return k > 0 && then.has(text[k-1])
+		return k > 0 && then.has(text[k-1]) && follow(text, k-1, beyond, -1)
 	case left:
 		return k == 0 || text[k-1] == '\n'
 	case then != nil:
-		return k < len(text) && then.has(text[k])
+		return k < len(text) && then.has(text[k]) && follow(text, k, beyond, +1)
 	}
 	return k == len(text) || text[k] == '\n'
+}
+
+// follow reports whether the bytes from p on in the direction step (+1
+// rightward, -1 leftward), p left out, are one of each of sets.
+func follow(text []byte, p int, sets []*byteSet, step int) bool {
+	for _, set := range sets {
+		if p += step; p < 0 || p >= len(text) || !set.has(text[p]) {
+			return false
+		}
+	}
+	return true
 }
 
 // isWordByte reports whether c is an ASCII word character, as \b takes
@@ -2096,7 +2117,7 @@ func fits(around []window, text []byte, s int) bool {
 		var ok bool
 		switch {
 		case w.runs != nil:
-			ok = spanToEdge(text, j, w.runs, w.then, w.op == syntax.OpBeginLine)
+			ok = spanToEdge(text, j, w.runs, w.then, w.beyond, w.op == syntax.OpBeginLine)
 		case w.op == 0:
 			ok = j >= 0 && j < len(text) && w.set.has(text[j])
 		case w.op == syntax.OpBeginLine:

@@ -268,6 +268,14 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)(\p{Greek}|\x{212a}k)\pL`, false, false},
 		{`(?i)ks`, false, false},
 		{`^\p{Greek}*$`, false, false}, // empty lines too
+		{`\w+\.\w+\(\)`, false, false},
+		{`[éè]\.\w+\(\)`, false, false}, // a character of two bytes before the dot
+		{`[à-ÿ]\.\w+\(\)`, false, false},
+		{`x-\w+\)\w`, false, false},
+		{`\w\w\.\w+\(`, false, false},
+		{`\(\w+\)\.\w`, false, false},
+		{`[0-9]-[a-z]+\)[a-z]{2}$`, false, false},
+		{`^x-\s*\(`, false, false},
 		{`^\PL*$`, false, false},
 		{`(\p{Greek}|\x{212a}x)\pL`, false, false},
 		{`(?i)(\p{Greek}|xk)\pL`, false, false},
@@ -290,6 +298,9 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
+		"calls-end":       []byte("x.y()\n(ab)."),
+		"run-end":         []byte("x-ab)c\nx-ab)"),
+		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
 		"unicode": []byte("αβγ δ\nplain ascii Line\nÜber Straße\n中文 text\nMixed Ωmega and omega\n\xff\xfe bad\nx\u212a\u212aelvin\nKelvin ſs\nAbc\n123 ab\n\n\xce\nab\xffb\n" +
 			strings.Repeat("ascii only Line 42\n", 3) + "ΑΒ\nCD\nlast Ωx"),
@@ -480,7 +491,7 @@ func TestPrefilterChoice(t *testing.T) {
 		set        []string // the literals searched for at once, if any
 	}{
 		{"err != nil", false, "err != nil", true, false, nil},
-		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false, false, nil},
+		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", true, false, nil},
 		{`a+bcd`, false, "abcd", true, false, nil},   // a line holding abcd
 		{`(abc)+x`, false, "abcx", true, false, nil}, // abcx
 		{`xa+bcd`, false, "bcd", true, false, nil},   // x, a run of a, bcd
@@ -674,7 +685,7 @@ func TestWindowAround(t *testing.T) {
 	}{
 		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}, true},
 		{`xa+--[0-9]`, []int{0, 2}, true}, // a run of a back to the x
-		{`xa+-[0-9]`, []int{1}, false},    // the literal is x; the run ends at -
+		{`xa+-[0-9]`, []int{1}, true},     // the literal is x; the run ends at -, a digit after it
 		{`x\w*\wz`, nil, false},           // \w* ends at \w, not at a byte it has none of
 		{`a+--[0-9]`, []int{3}, true},     // a line holding a--0 holds a match
 		{`\w*--[0-9]+`, []int{2}, true},
@@ -697,11 +708,13 @@ func TestWindowAround(t *testing.T) {
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
 		{`(\d\d)-(xx|[a-z]+)-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
-		{`[^0-9]-x`, []int{-1}, false},                      // a byte of [^0-9], or of a longer character
-		{`x-[^0-9]y`, []int{2}, false},                      // no further: the character may take several bytes
-		{`(?i)x-k`, []int{2}, false},                        // x- in any case, then k, K or the Kelvin sign
-		{`func \w+\(ctx context\.Context`, []int{0}, false}, // a word back to a blank
-		{`err != nil`, nil, false},                          // pure: no checks at all
+		{`[^0-9]-x`, []int{-1}, false},                     // a byte of [^0-9], or of a longer character
+		{`x-[^0-9]y`, []int{2}, false},                     // no further: the character may take several bytes
+		{`(?i)x-k`, []int{2}, false},                       // x- in any case, then k, K or the Kelvin sign
+		{`func \w+\(ctx context\.Context`, []int{0}, true}, // a word back to a blank, func before it
+		{`\w\.\w+\(\)`, []int{0}, true},                    // a word back to a dot, a word character before it
+		{`\w{17}\.\w+\(\)`, []int{0}, false},               // past maxWindow
+		{`err != nil`, nil, false},                         // pure: no checks at all
 	}
 	for _, tt := range tests {
 		m, err := Compile(tt.pattern, false, false)
