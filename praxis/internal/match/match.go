@@ -77,6 +77,9 @@ type Matcher struct {
 	ascii      *Matcher
 	asciiNever bool
 
+	// every: the pattern matches in every line (^, .*, ^.*$).
+	every bool
+
 	// A pattern that is one class with members beyond ASCII (\p{Greek},
 	// \PL) needs no regular expression: class holds its ranges of
 	// characters, bytes its ASCII members and the bytes that may start
@@ -180,12 +183,70 @@ func compile(re *syntax.Regexp, split bool) (*Matcher, error) {
 		return nil, err
 	}
 	m := &Matcher{re: compiled}
+	if m.every = everyLine(re); m.every {
+		return m, nil
+	}
 	// What the line must hold is what re's line core must: x{2,} is xx.
 	m.prefilter(lineCore(re))
 	if split && !m.exactly() {
 		m.splitASCII(re)
 	}
 	return m, nil
+}
+
+// everyLine reports whether re matches in every line: it is made of the
+// edges of the line, parts that may match nothing, and repeats from none
+// on of any character (.*), so that whatever it asks for is there in any
+// line. ^ must come before $, with a .* between them.
+func everyLine(re *syntax.Regexp) bool {
+	var parts []*syntax.Regexp
+	var flat func(*syntax.Regexp)
+	flat = func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpConcat:
+			for _, sub := range re.Sub {
+				flat(sub)
+			}
+		case syntax.OpCapture:
+			flat(re.Sub[0])
+		default:
+			parts = append(parts, re)
+		}
+	}
+	flat(re)
+	begin, end, any := false, false, false // seen ^, $, and .* after the last ^
+	for _, p := range parts {
+		switch {
+		case p.Op == syntax.OpBeginLine || p.Op == syntax.OpBeginText:
+			if end {
+				return false
+			}
+			begin, any = true, false
+		case p.Op == syntax.OpEndLine || p.Op == syntax.OpEndText:
+			if begin && !any {
+				return false
+			}
+			end = true
+		case p.Op == syntax.OpStar && anyChar(p.Sub[0]):
+			any = true
+		case p.Op == syntax.OpEmptyMatch, p.Op == syntax.OpStar, p.Op == syntax.OpQuest:
+			// matches nothing here
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// anyChar reports whether re matches any one character but a line break.
+func anyChar(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpCharClass:
+		return slices.Equal(re.Rune, []rune{0, '\n' - 1, '\n' + 1, unicode.MaxRune})
+	}
+	return false
 }
 
 // prefilter chooses how the lines that may hold a match of re, a line
@@ -232,7 +293,7 @@ func (m *Matcher) prefilter(re *syntax.Regexp) {
 // exactly reports whether a hit of m's prefilter that passes its checks
 // is a match, with no regular expression run.
 func (m *Matcher) exactly() bool {
-	if m.pure || m.class != nil {
+	if m.pure || m.class != nil || m.every {
 		return true
 	}
 	for _, f := range m.any {
@@ -716,6 +777,8 @@ func trimEnd(part *syntax.Regexp) (*syntax.Regexp, bool) {
 		return nil, false
 	case syntax.OpPlus:
 		return part.Sub[0], true
+	case syntax.OpCapture:
+		return trimEnd(part.Sub[0])
 	}
 	return part, true
 }
@@ -1056,7 +1119,9 @@ func replacementClass(re *syntax.Regexp) {
 	var parts []*syntax.Regexp
 	literal := func(rs []rune) {
 		if len(rs) > 0 {
-			parts = append(parts, &syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: rs})
+			// A copy: the runes may be in re's own array, which *re =
+			// clears below.
+			parts = append(parts, &syntax.Regexp{Op: syntax.OpLiteral, Flags: re.Flags, Rune: slices.Clone(rs)})
 		}
 	}
 	start := 0
@@ -1328,6 +1393,16 @@ func (m *Matcher) Match(line []byte) bool {
 // the line's 1-based number and its bounds: text[start:end] is the line
 // without its "\n". It stops early when fn returns false.
 func (m *Matcher) Lines(text []byte, fn func(n, start, end int) bool) {
+	if m.every {
+		for n, start := 1, 0; start < len(text); n++ {
+			end := lineEnd(text, start)
+			if !fn(n, start, end) {
+				return
+			}
+			start = end + 1
+		}
+		return
+	}
 	if m.ascii != nil || m.asciiNever {
 		m.splitLines(text, fn)
 		return
@@ -1708,6 +1783,16 @@ func (s *byteSet) interval() (lo, w byte, ok bool) {
 	return byte(first), byte(last - first), n > 0 && n == last-first+1
 }
 
+// within reports whether every member of s is one of t.
+func (s *byteSet) within(t *byteSet) bool {
+	for i := range s {
+		if s[i]&^t[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // size returns the number of members.
 func (s *byteSet) size() int {
 	n := 0
@@ -1741,6 +1826,11 @@ func (s *byteSet) single() (byte, bool) {
 // :=). No two of the runs' sets and then share a byte, so each run ends
 // exactly where the next begins. Past the byte of then, the bytes of
 // beyond follow, one of each set (the \w before the dot of \w\.\w+\(\)).
+// With need set instead, the runs go in op's direction to no edge: the
+// last is where a byte of need, one of its own set, stands, with at least
+// its min of the run's bytes after it ([a-z_][a-z0-9_]*\(: back from the
+// parenthesis, a run of letters, digits and underscores holding a letter
+// or an underscore).
 type window struct {
 	off    int // from the literal's first byte
 	set    byteSet
@@ -1748,6 +1838,7 @@ type window struct {
 	runs   []run
 	then   *byteSet
 	beyond []*byteSet
+	need   *byteSet
 }
 
 // run is a repeat of the bytes of set, at least min of them.
@@ -1892,6 +1983,8 @@ func runWindow(seq []part, i, step, off int) (w window, ok, last bool) {
 	case k < 0 || k >= len(seq):
 	case seq[k].op == edge:
 		return window{off: off, op: edge, runs: runs}, true, k == end
+	case k == end && len(runs) > 0 && seq[k].set != nil && !seq[k].approx && seq[k].set.within(runs[len(runs)-1].set):
+		return window{off: off, op: edge, runs: runs, need: seq[k].set}, true, true
 	case seq[k].set != nil && apart(seq[k].set, runs):
 		w := window{off: off, op: edge, runs: runs, then: seq[k].set}
 		if seq[k].approx {
@@ -2052,16 +2145,19 @@ func classBytes(re *syntax.Regexp) *byteSet {
 // line; or, with then, a byte of then. Since no set holds a line break,
 // and no two of the sets and then share a byte, each run of a set's bytes
 // from where the one before ended must end exactly there.
-func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet, left bool) bool {
+func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet, need *byteSet, left bool) bool {
 	if j < 0 || j > len(text) {
 		return false
 	}
 	k := j
-	for _, r := range runs {
+	for i, r := range runs {
 		from := k
 		if left {
 			for k > 0 && r.set.has(text[k-1]) {
 				k--
+			}
+			if need != nil && i == len(runs)-1 {
+				return slices.ContainsFunc(text[k:max(k, from-r.min)], need.has)
 			}
 			if from-k < r.min {
 				return false
@@ -2070,6 +2166,9 @@ func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet
 		}
 		for k < len(text) && r.set.has(text[k]) {
 			k++
+		}
+		if need != nil && i == len(runs)-1 {
+			return slices.ContainsFunc(text[min(from+r.min, k):k], need.has)
 		}
 		if k-from < r.min {
 			return false
@@ -2117,7 +2216,7 @@ func fits(around []window, text []byte, s int) bool {
 		var ok bool
 		switch {
 		case w.runs != nil:
-			ok = spanToEdge(text, j, w.runs, w.then, w.beyond, w.op == syntax.OpBeginLine)
+			ok = spanToEdge(text, j, w.runs, w.then, w.beyond, w.need, w.op == syntax.OpBeginLine)
 		case w.op == 0:
 			ok = j >= 0 && j < len(text) && w.set.has(text[j])
 		case w.op == syntax.OpBeginLine:

@@ -269,6 +269,37 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(?i)ks`, false, false},
 		{`^\p{Greek}*$`, false, false}, // empty lines too
 		{`\w+\.\w+\(\)`, false, false},
+		{`(\w+)\s*:=\s*(\w+)`, false, false},
+		{`[a-zA-Z_][a-zA-Z0-9_]*\(`, false, false},
+		{`[a-z]\w+\(`, false, false},
+		{`[a-z]\w{2,}\(`, false, false},
+		{`\(\w*[A-Z]`, false, false},
+		{`\(\w+[A-Z]`, false, false},
+		{`x\s*[a-z]+[a-c]`, false, false},
+		{`^x\s*[a-z]+[a-c]`, false, false},
+		{`x\s*[b-z]+[a-c]`, false, false},
+		{`[a-c][a-z]*\s*\(`, false, false},
+		{`[à-ÿ][^(]*\(`, false, false},
+		// Patterns that match in every line, and some that do not.
+		{`.*`, false, false},
+		{`^`, false, false},
+		{`$`, false, false},
+		{`^.*$`, false, false},
+		{`(^)(.*)x*$`, false, false},
+		{`.*$^`, false, false}, // empty lines alone
+		{`^$`, false, false},
+		{`^x*$`, false, false},
+		{`^(?s:.)*$`, false, false},
+		{`^[^\n]*$`, false, false},
+		{`^.+`, false, false},
+		{`\b`, false, false},
+		{`\B`, false, false},
+		{`(?:)`, false, false},
+		{`$.*`, false, false},
+		{`.*^$`, false, false},
+		{`^.*^$`, false, false},
+		{`(x*)err(\s*)`, false, false},
+		{`(e|x)+rr`, false, false},
 		{`[éè]\.\w+\(\)`, false, false}, // a character of two bytes before the dot
 		{`[à-ÿ]\.\w+\(\)`, false, false},
 		{`x-\w+\)\w`, false, false},
@@ -280,6 +311,8 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`(\p{Greek}|\x{212a}x)\pL`, false, false},
 		{`(?i)(\p{Greek}|xk)\pL`, false, false},
 		{"\ufffd", true, false},
+		{"\ufffd0", true, false},
+		{"a\ufffdb", false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -298,11 +331,12 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"indented":        []byte("return a\n  return b\nxreturn c\n\treturn\t\nerr  \nerr\n \terr"),
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
+		"idents":          []byte("foo(\n_(\n9(\n19a(\na9(\nab(\n(A\n(9A\n(x\n(xY\nx  abc\nx zzz\nxa\nx ab\nx  c\n(A"),
 		"calls-end":       []byte("x.y()\n(ab)."),
 		"run-end":         []byte("x-ab)c\nx-ab)"),
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
-		"unicode": []byte("αβγ δ\nplain ascii Line\nÜber Straße\n中文 text\nMixed Ωmega and omega\n\xff\xfe bad\nx\u212a\u212aelvin\nKelvin ſs\nAbc\n123 ab\n\n\xce\nab\xffb\n" +
+		"unicode": []byte("αβγ δ\nx\xff0y\nplain ascii Line\nÜber Straße\n中文 text\nMixed Ωmega and omega\n\xff\xfe bad\nx\u212a\u212aelvin\nKelvin ſs\nAbc\n123 ab\n\n\xce\nab\xffb\n" +
 			strings.Repeat("ascii only Line 42\n", 3) + "ΑΒ\nCD\nlast Ωx"),
 		"cjk and greek": []byte(strings.Repeat("中", 30) + "λ\n" + strings.Repeat("文", 10) + "Ω" + strings.Repeat("字", 40) + "\n" +
 			strings.Repeat("中文", 3) + "\n" + strings.Repeat("x", 70) + "α\nпривет мир\n" + strings.Repeat("中", 21) + "π"),
@@ -684,10 +718,13 @@ func TestWindowAround(t *testing.T) {
 		exact   bool
 	}{
 		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}, true},
-		{`xa+--[0-9]`, []int{0, 2}, true}, // a run of a back to the x
-		{`xa+-[0-9]`, []int{1}, true},     // the literal is x; the run ends at -, a digit after it
-		{`x\w*\wz`, nil, false},           // \w* ends at \w, not at a byte it has none of
-		{`a+--[0-9]`, []int{3}, true},     // a line holding a--0 holds a match
+		{`(\w+)\s*:=\s*(\w+)`, []int{0, 2}, true}, // the captures' \w+ are \w at the ends
+		{`[a-z_]\w*\(`, []int{0}, true},           // a word back from the parenthesis, holding a letter
+		{`x\s*[b-z]+[a-c]`, nil, false},           // [a-c] is not all of [b-z]'s
+		{`xa+--[0-9]`, []int{0, 2}, true},         // a run of a back to the x
+		{`xa+-[0-9]`, []int{1}, true},             // the literal is x; the run ends at -, a digit after it
+		{`x\w*\wz`, nil, false},                   // \w* ends at \w, not at a byte it has none of
+		{`a+--[0-9]`, []int{3}, true},             // a line holding a--0 holds a match
 		{`\w*--[0-9]+`, []int{2}, true},
 		{`\bx\d\d`, []int{0, 1, 2}, true},
 		{`\bint\b`, []int{0, 3}, true},
