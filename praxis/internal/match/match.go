@@ -1347,7 +1347,29 @@ func better(s, t [][]byte) bool {
 	if a, b := score(s), score(t); a != b {
 		return a > b
 	}
-	return len(s) < len(t)
+	if len(s) != len(t) {
+		return len(s) < len(t)
+	}
+	return rarity(s) < rarity(t) // (ctx, not func, in func.*\(ctx
+}
+
+// rarity is how common in source code the commonest literal of set is, by
+// the ranks of its two rarest bytes, which the search looks for.
+func rarity(set [][]byte) int {
+	worst := 0
+	for _, lit := range set {
+		a, b := 256, 256 // the two lowest ranks
+		for _, c := range lit {
+			switch r := int(byteRank[c]); {
+			case r < a:
+				a, b = r, a
+			case r < b:
+				b = r
+			}
+		}
+		worst = max(worst, a+min(b, 255))
+	}
+	return worst
 }
 
 func minLen(set [][]byte) int {
@@ -1839,6 +1861,18 @@ type window struct {
 	then   *byteSet
 	beyond []*byteSet
 	need   *byteSet
+	gap    *gap
+}
+
+// gap is a check of a repeat of a set, then a literal, in the direction
+// of its window's op: the literal stands further on in the line, with at
+// least min bytes between, all of set (func.*\(ctx: func before the
+// parenthesis, anywhere in the line).
+type gap struct {
+	set  *byteSet
+	full bool // set holds every byte but a line break: the bytes between need no look
+	min  int
+	lit  []byte
 }
 
 // run is a repeat of the bytes of set, at least min of them.
@@ -1985,6 +2019,19 @@ func runWindow(seq []part, i, step, off int) (w window, ok, last bool) {
 		return window{off: off, op: edge, runs: runs}, true, k == end
 	case k == end && len(runs) > 0 && seq[k].set != nil && !seq[k].approx && seq[k].set.within(runs[len(runs)-1].set):
 		return window{off: off, op: edge, runs: runs, need: seq[k].set}, true, true
+	case len(runs) == 1 && seq[k].set != nil && !seq[k].approx && seq[k].set.size() == 1 && !apart(seq[k].set, runs):
+		// A repeat the literal after it may stand in (.*\(ctx): the
+		// literal is looked for, the bytes between checked.
+		g := &gap{set: runs[0].set, min: runs[0].min, full: runs[0].set.size() == 255 && !runs[0].set.has('\n')}
+		j := k
+		for ; j >= 0 && j < len(seq) && seq[j].set != nil && !seq[j].approx && seq[j].set.size() == 1; j += step {
+			c, _ := seq[j].set.single()
+			g.lit = append(g.lit, c)
+		}
+		if step < 0 {
+			slices.Reverse(g.lit)
+		}
+		return window{off: off, op: edge, gap: g}, true, j < 0 || j >= len(seq)
 	case seq[k].set != nil && apart(seq[k].set, runs):
 		w := window{off: off, op: edge, runs: runs, then: seq[k].set}
 		if seq[k].approx {
@@ -2185,6 +2232,39 @@ func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet
 	return k == len(text) || text[k] == '\n'
 }
 
+// fits reports whether g's literal stands in the line of text leftward
+// (left) or rightward from j, the bytes between of g's set and min of
+// them at least. The nearest place of the literal that leaves min bytes is
+// the one to check: the bytes between are fewest there.
+func (g *gap) fits(text []byte, j int, left bool) bool {
+	if j < 0 || j > len(text) {
+		return false
+	}
+	var between []byte
+	if left {
+		start := bytes.LastIndexByte(text[:j], '\n') + 1
+		if j-g.min < start {
+			return false
+		}
+		q := bytes.LastIndex(text[start:j-g.min], g.lit)
+		if q < 0 {
+			return false
+		}
+		between = text[start+q+len(g.lit) : j]
+	} else {
+		end := lineEnd(text, j)
+		if j+g.min > end {
+			return false
+		}
+		q := bytes.Index(text[j+g.min:end], g.lit)
+		if q < 0 {
+			return false
+		}
+		between = text[j : j+g.min+q]
+	}
+	return g.full || !slices.ContainsFunc(between, func(c byte) bool { return !g.set.has(c) })
+}
+
 // follow reports whether the bytes from p on in the direction step (+1
 // rightward, -1 leftward), p left out, are one of each of sets.
 func follow(text []byte, p int, sets []*byteSet, step int) bool {
@@ -2215,6 +2295,8 @@ func fits(around []window, text []byte, s int) bool {
 		j := s + w.off
 		var ok bool
 		switch {
+		case w.gap != nil:
+			ok = w.gap.fits(text, j, w.op == syntax.OpBeginLine)
 		case w.runs != nil:
 			ok = spanToEdge(text, j, w.runs, w.then, w.beyond, w.need, w.op == syntax.OpBeginLine)
 		case w.op == 0:

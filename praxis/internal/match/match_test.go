@@ -280,6 +280,25 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`x\s*[b-z]+[a-c]`, false, false},
 		{`[a-c][a-z]*\s*\(`, false, false},
 		{`[à-ÿ][^(]*\(`, false, false},
+		// A literal anywhere further on in the line.
+		{`func.*\(ctx`, false, false},
+		{`xa+-[0-9]`, false, false},
+		{`x\w*\wz`, false, false},
+		{`x.+\(ctx`, false, false},
+		{`abcd[^x]+e`, false, false},
+		{`xy.+\(ctx`, false, false},
+		{`abcd[^x]+ef`, false, false},
+		{`func.+\(ctx`, false, false},
+		{`func.{2,}\(ctx`, false, false},
+		{`^func.*\(ctx`, false, false},
+		{`\(ctx.*func`, false, false},
+		{`\(ctx.+err$`, false, false},
+		{`err[^(]*\(ctx`, false, false},
+		{`if .* != nil`, false, false},
+		{`x\s*y`, false, false},
+		{`ab[a-z]*b`, false, false},
+		{`b[a-z]*ab`, false, false},
+		{`"[^"]*"x`, false, false},
 		// Patterns that match in every line, and some that do not.
 		{`.*`, false, false},
 		{`^`, false, false},
@@ -332,6 +351,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
 		"idents":          []byte("foo(\n_(\n9(\n19a(\na9(\nab(\n(A\n(9A\n(x\n(xY\nx  abc\nx zzz\nxa\nx ab\nx  c\n(A"),
+		"gaps":            []byte("xy(ctx\nxyz(ctx\nxyxy(ctx\nabcdxef\nabcdyef\nabcdef\nabcdyxef\nfunc run(ctx\nfunc(ctx\nfuncx(ctx\nfuncfunc(ctx\n(ctx) func\nx func (ctx\nerr(ctx\nerr((ctx\nerr x (ctx\n(ctx) err\n(ctxerr\nabab\nabb\nab xb\nbab\nb ab\n\"a\"x\n\"a\" x\nif err != nil\nif != nil\nfunc\n(ctx func"),
 		"calls-end":       []byte("x.y()\n(ab)."),
 		"run-end":         []byte("x-ab)c\nx-ab)"),
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
@@ -548,8 +568,8 @@ func TestPrefilterChoice(t *testing.T) {
 		{`\b(if|for)\b`, false, "", true, false, []string{"if", "for"}},  // each with its \b
 		{`\berr(or)?\b`, false, "", true, false, []string{"error", "err"}},
 		{`(foo|bar)x*\w+y`, false, "", false, false, []string{"foo", "bar"}},
-		{`(foo|bar)\w+quux`, false, "quux", false, false, nil}, // longer than either word
-		{`go|golang`, false, "go", true, false, nil},           // a line holding golang holds go
+		{`(foo|bar)\w+quux`, false, "", true, false, []string{"quux", "quux"}}, // each branch: quux, a word back to foo or bar
+		{`go|golang`, false, "go", true, false, nil},                           // a line holding golang holds go
 		{`(a|b)x|y`, false, "", true, false, []string{"ax", "bx", "y"}},
 		{`ab|abc|xabcx`, false, "ab", true, false, nil},
 		{`foo|\w`, false, "", false, false, nil}, // \w has no literal
@@ -719,11 +739,14 @@ func TestWindowAround(t *testing.T) {
 	}{
 		{`[0-9]{4}-[0-9]{2}-[0-9]{2}`, []int{-1, -2, -3, -4, 1, 2, 3, 4, 5}, true},
 		{`(\w+)\s*:=\s*(\w+)`, []int{0, 2}, true}, // the captures' \w+ are \w at the ends
+		{`func.*\(ctx`, []int{0}, true},           // func anywhere before (ctx, the rarer, in the line
+		{`^func.*\(ctx`, []int{0}, false},         // and at the line's start: left to the regular expression
+		{`ab.+\.`, []int{2}, true},                // a dot after one byte at least
 		{`[a-z_]\w*\(`, []int{0}, true},           // a word back from the parenthesis, holding a letter
 		{`x\s*[b-z]+[a-c]`, nil, false},           // [a-c] is not all of [b-z]'s
 		{`xa+--[0-9]`, []int{0, 2}, true},         // a run of a back to the x
-		{`xa+-[0-9]`, []int{1}, true},             // the literal is x; the run ends at -, a digit after it
-		{`x\w*\wz`, nil, false},                   // \w* ends at \w, not at a byte it has none of
+		{`xa+-[0-9]`, []int{0, 1}, true},          // the literal is -: a run of a back to x, a digit after
+		{`x\w*\wz`, []int{-1, -1}, true},          // z: a word byte before it, and x back in the word
 		{`a+--[0-9]`, []int{3}, true},             // a line holding a--0 holds a match
 		{`\w*--[0-9]+`, []int{2}, true},
 		{`\bx\d\d`, []int{0, 1, 2}, true},
@@ -734,7 +757,7 @@ func TestWindowAround(t *testing.T) {
 		{`^\s*return\b`, []int{0, 6}, true}, // blanks back to the start of the line
 		{`^\s+//`, []int{0}, true},
 		{`;[ \t]*$`, []int{1}, true},
-		{`x\s*y`, []int{1}, true},                               // blanks, then y
+		{`x\s*y`, []int{0}, true},                               // y: blanks back to x
 		{`^\w+\s*=`, []int{0}, true},                            // blanks, then a word back to the start
 		{`\w+\s*:=\s*\w+\(`, []int{0, 2}, true},                 // a word, blanks; blanks, a word, (
 		{`:=\s*\w+\s*\w+\(`, nil, false},                        // the second \s* ends the first's
