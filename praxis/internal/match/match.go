@@ -87,6 +87,10 @@ type Matcher struct {
 	// found. When bytes is one range of values, span is it.
 	class []rune
 	span  *[2]byte // the range's first byte and width
+
+	// With anchor, bytes are those of a repeat every match has, and a run
+	// of them is where a match may be (see runAnchor).
+	anchor *anchorRun
 }
 
 // rangePair is two bytes side by side, each in its range of values [lo,
@@ -443,6 +447,9 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 			return
 		}
 	}
+	if m.runAnchor(seq, at) {
+		return
+	}
 	if at < 0 {
 		m.widePrefilter(seq)
 		return
@@ -466,6 +473,59 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 		m.ranges = rangesAround(seq, at)
 	}
 	m.around, m.pure = windowsAt(seq, at, max(m.run, 1)) // a run found is not checked again
+}
+
+// runAnchor sets up the search of a pattern by a repeat of a set, at
+// least once ([0-9]+ in [a-z]+[0-9]+[a-z]+), when that set has fewer
+// members than the part of fixed width at (-1 for none) and none in
+// common with the parts next to it: the repeat is then the whole run of
+// its bytes found, and the checks are made before its start and after
+// its end.
+func (m *Matcher) runAnchor(seq []part, at int) bool {
+	best := -1
+	for i := 1; i+1 < len(seq); i++ {
+		p := seq[i]
+		if p.star == nil || p.min == 0 || best >= 0 && p.star.size() >= seq[best].star.size() {
+			continue
+		}
+		if apartFrom(p.star, seq[i-1]) && apartFrom(p.star, seq[i+1]) {
+			best = i
+		}
+	}
+	if best < 0 || at >= 0 && seq[best].star.size() >= seq[at].set.size() {
+		return false
+	}
+	set := seq[best].star
+	m.bytes = new([256]bool)
+	for c := range 256 {
+		m.bytes[c] = set.has(byte(c))
+	}
+	if lo, w, ok := set.interval(); ok && havePair {
+		m.span = &[2]byte{lo, w}
+	}
+	before, exact1 := windowsAt(seq[:best], best, 0)
+	after, exact2 := windowsAt(seq[best+1:], 0, 0)
+	m.around, m.pure = before, exact1 && exact2
+	m.anchor = &anchorRun{after: after}
+	return true
+}
+
+// apartFrom reports whether set shares no byte with p's bytes, p a part
+// of fixed width or a repeat.
+func apartFrom(set *byteSet, p part) bool {
+	switch {
+	case p.star != nil:
+		return set.disjoint(p.star)
+	case p.set != nil:
+		return set.disjoint(p.set)
+	}
+	return false
+}
+
+// anchorRun is the repeat a pattern is found by: a run of bytes of
+// Matcher.bytes, Matcher.around checked before it and after after it.
+type anchorRun struct {
+	after []window
 }
 
 // classPrefilter sets up the search of a pattern that is one class with
@@ -1508,6 +1568,15 @@ func (m *Matcher) lines(text []byte, fn func(n, start, end int) bool) {
 					continue
 				}
 				matched = true
+			} else if m.anchor != nil {
+				end := at
+				for end < len(text) && m.bytes[text[end]] {
+					end++
+				}
+				if !m.fits(text, at) || !fits(m.anchor.after, text, end) {
+					pos = end
+					continue
+				}
 			} else if !m.fits(text, at) {
 				pos = at + 1
 				continue
