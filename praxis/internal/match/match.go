@@ -269,6 +269,9 @@ func (m *Matcher) prefilter(re *syntax.Regexp) {
 		m.setPrefilter(set, false, pure)
 		return
 	}
+	if len(set) == 1 && len(set[0]) == 1 && m.repeatOf(re, set[0][0]) {
+		return // the literal's runs are searched for whole (^\t+\S)
+	}
 	if len(set) == 1 {
 		lit := set[0]
 		m.lit = lit
@@ -495,6 +498,16 @@ func (m *Matcher) runAnchor(seq []part, at int) bool {
 	if best < 0 || at >= 0 && seq[best].star.size() >= seq[at].set.size() {
 		return false
 	}
+	return m.runAnchorAt(seq, best)
+}
+
+// runAnchorAt sets up the search by the repeat seq[i], if it is one at
+// least once, with parts on both sides that share none of its bytes.
+func (m *Matcher) runAnchorAt(seq []part, best int) bool {
+	if best < 1 || best+1 >= len(seq) || seq[best].star == nil || seq[best].min == 0 ||
+		!apartFrom(seq[best].star, seq[best-1]) || !apartFrom(seq[best].star, seq[best+1]) {
+		return false
+	}
 	set := seq[best].star
 	m.bytes = new([256]bool)
 	for c := range 256 {
@@ -510,8 +523,24 @@ func (m *Matcher) runAnchor(seq []part, at int) bool {
 	return true
 }
 
+// repeatOf sets up the search of re, whose only literal is the byte c,
+// by runs of c, when c is the byte of a repeat runAnchor takes.
+func (m *Matcher) repeatOf(re *syntax.Regexp, c byte) bool {
+	var seq []part
+	flatten(re, &seq)
+	var only byteSet
+	only.add(c)
+	for i, p := range seq {
+		if p.star != nil && *p.star == only && m.runAnchorAt(seq, i) {
+			return true
+		}
+	}
+	return false
+}
+
 // apartFrom reports whether set shares no byte with p's bytes, p a part
-// of fixed width or a repeat.
+// of fixed width or a repeat; or p is the start or the end of the line,
+// which a whole run reaches when a match's does.
 func apartFrom(set *byteSet, p part) bool {
 	switch {
 	case p.star != nil:
@@ -519,7 +548,7 @@ func apartFrom(set *byteSet, p part) bool {
 	case p.set != nil:
 		return set.disjoint(p.set)
 	}
-	return false
+	return p.op == syntax.OpBeginLine || p.op == syntax.OpEndLine
 }
 
 // anchorRun is the repeat a pattern is found by: a run of bytes of
@@ -2031,7 +2060,9 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			exact = exact && last
 		case p.approx && n < maxWindow:
 			w = append(w, window{off: off - 1, set: *p.set})
-			exact = false
+			// A character of a wide class ends in a byte of its set;
+			// only the parts past it are out of reach.
+			exact = exact && p.wide && i == 0
 		case p.set != nil && n < maxWindow:
 			off--
 			n++
@@ -2057,7 +2088,7 @@ func windowsAt(seq []part, at, width int) (w []window, exact bool) {
 			exact = exact && last
 		case p.approx && n < maxWindow:
 			w = append(w, window{off: off, set: *p.set})
-			exact = false
+			exact = exact && p.wide && i == len(seq)-1 // it starts with a byte of its set
 		case p.set != nil && n < maxWindow:
 			w = append(w, window{off: off, set: *p.set})
 			off++

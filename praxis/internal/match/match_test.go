@@ -289,6 +289,13 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`[x-z][0-9]+[0-9a-f]`, false, false},
 		{`\B[0-9]+[x-z]`, false, false},
 		{`[0-9a-f][0-9]+[g-z]`, false, false},
+		{`^\t+\S`, false, false},
+		{`^\s+\S`, false, false},
+		{`^ +\w`, false, false},
+		{`\S\s+$`, false, false},
+		{`a\t+$`, false, false},
+		{`^x+y`, false, false},
+		{`^\t+}$`, false, false},
 		{`[g-z][0-9]+[0-9a-f]`, false, false},
 		{`\B[0-9]+[g-z]`, false, false},
 		{`[a-z][0-9]{2,}[a-z]`, false, false},
@@ -365,7 +372,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
 		"idents":          []byte("foo(\n_(\n9(\n19a(\na9(\nab(\n(A\n(9A\n(x\n(xY\nx  abc\nx zzz\nxa\nx ab\nx  c\n(A"),
-		"gaps":            []byte("123g\ng123\n12g\n123y\ny123\n12y\n123x\nx123\nb12x\nx12b\na1b\nab12cd\na12\n12b\na1 b\nx1-\nx12-y\nx-\na  b\na 1\nab 1\na12ff\na12ffx\nf1ab\nz9zz\nxy(ctx\nxyz(ctx\nxyxy(ctx\nabcdxef\nabcdyef\nabcdef\nabcdyxef\nfunc run(ctx\nfunc(ctx\nfuncx(ctx\nfuncfunc(ctx\n(ctx) func\nx func (ctx\nerr(ctx\nerr((ctx\nerr x (ctx\n(ctx) err\n(ctxerr\nabab\nabb\nab xb\nbab\nb ab\n\"a\"x\n\"a\" x\nif err != nil\nif != nil\nfunc\n(ctx func"),
+		"gaps":            []byte("\t\tx\n\t\t\n \tx\n\t}\n  y\nxxy\n x\na\t\t\na\t b\n123g\ng123\n12g\n123y\ny123\n12y\n123x\nx123\nb12x\nx12b\na1b\nab12cd\na12\n12b\na1 b\nx1-\nx12-y\nx-\na  b\na 1\nab 1\na12ff\na12ffx\nf1ab\nz9zz\nxy(ctx\nxyz(ctx\nxyxy(ctx\nabcdxef\nabcdyef\nabcdef\nabcdyxef\nfunc run(ctx\nfunc(ctx\nfuncx(ctx\nfuncfunc(ctx\n(ctx) func\nx func (ctx\nerr(ctx\nerr((ctx\nerr x (ctx\n(ctx) err\n(ctxerr\nabab\nabb\nab xb\nbab\nb ab\n\"a\"x\n\"a\" x\nif err != nil\nif != nil\nfunc\n(ctx func"),
 		"calls-end":       []byte("x.y()\n(ab)."),
 		"run-end":         []byte("x-ab)c\nx-ab)"),
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
@@ -782,7 +789,7 @@ func TestWindowAround(t *testing.T) {
 		{`(\d\d)-(v|w|x|y|z)-\d`, []int{-1, -2, 1, 2, 3}, true}, // the class [v-z]
 		{`(\d\d)-(xx|[a-z]+)-\d`, []int{-1, -2}, false},
 		{`é[a-z]`, []int{2}, true},
-		{`[^0-9]-x`, []int{-1}, false},                     // a byte of [^0-9], or of a longer character
+		{`[^0-9]-x`, []int{-1}, true},                      // a byte beyond ASCII before -x ends a character of the class
 		{`x-[^0-9]y`, []int{2}, false},                     // no further: the character may take several bytes
 		{`(?i)x-k`, []int{2}, false},                       // x- in any case, then k, K or the Kelvin sign
 		{`func \w+\(ctx context\.Context`, []int{0}, true}, // a word back to a blank, func before it
@@ -882,6 +889,8 @@ func TestBytesPrefilter(t *testing.T) {
 		{`\b[0-9]\d*$`, 10, false, []int{0, 1}, true},      // digits to the end
 		{`\w\s+\w`, 4, false, []int{-1}, true},             // blanks, a \w before and after
 		{`[a-z]+[0-9]+[a-z]+`, 10, false, []int{-1}, true}, // digits, a letter before and after
+		{`^\s+\S`, 4, false, []int{0}, true},               // blanks from the line's start, then no blank
+		{`^\t+\S`, 1, false, []int{0}, true},               // tabs, though \t is a literal
 		{`.`, 255, false, nil, true},                       // any character: a line with a byte
 		{`x*`, 0, false, nil, false},
 	}
