@@ -486,29 +486,29 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 // its end.
 func (m *Matcher) runAnchor(seq []part, at int) bool {
 	best := -1
-	for i := 1; i+1 < len(seq); i++ {
-		p := seq[i]
-		if p.star == nil || p.min == 0 || best >= 0 && p.star.size() >= seq[best].star.size() {
-			continue
-		}
-		if apartFrom(p.star, seq[i-1]) && apartFrom(p.star, seq[i+1]) {
+	for i := range seq {
+		if anchorable(seq, i) && (best < 0 || seq[i].star.size() < seq[best].star.size()) {
 			best = i
 		}
 	}
 	if best < 0 || at >= 0 && seq[best].star.size() >= seq[at].set.size() {
 		return false
 	}
-	return m.runAnchorAt(seq, best)
+	m.runAnchorAt(seq, best)
+	return true
 }
 
-// runAnchorAt sets up the search by the repeat seq[i], if it is one at
-// least once, with parts on both sides that share none of its bytes.
-func (m *Matcher) runAnchorAt(seq []part, best int) bool {
-	if best < 1 || best+1 >= len(seq) || seq[best].star == nil || seq[best].min == 0 ||
-		!apartFrom(seq[best].star, seq[best-1]) || !apartFrom(seq[best].star, seq[best+1]) {
-		return false
-	}
-	set := seq[best].star
+// anchorable reports whether seq[i] is a repeat at least once with parts
+// on both sides that share none of its bytes, so that a match's repeat is
+// a whole run of its bytes.
+func anchorable(seq []part, i int) bool {
+	return i >= 1 && i+1 < len(seq) && seq[i].star != nil && seq[i].min > 0 &&
+		apartFrom(seq[i].star, seq[i-1]) && apartFrom(seq[i].star, seq[i+1])
+}
+
+// runAnchorAt sets up the search by the repeat seq[i], anchorable.
+func (m *Matcher) runAnchorAt(seq []part, i int) {
+	set := seq[i].star
 	m.bytes = new([256]bool)
 	for c := range 256 {
 		m.bytes[c] = set.has(byte(c))
@@ -516,11 +516,10 @@ func (m *Matcher) runAnchorAt(seq []part, best int) bool {
 	if lo, w, ok := set.interval(); ok && havePair {
 		m.span = &[2]byte{lo, w}
 	}
-	before, exact1 := windowsAt(seq[:best], best, 0)
-	after, exact2 := windowsAt(seq[best+1:], 0, 0)
+	before, exact1 := windowsAt(seq[:i], i, 0)
+	after, exact2 := windowsAt(seq[i+1:], 0, 0)
 	m.around, m.pure = before, exact1 && exact2
 	m.anchor = &anchorRun{after: after}
-	return true
 }
 
 // repeatOf sets up the search of re, whose only literal is the byte c,
@@ -531,7 +530,8 @@ func (m *Matcher) repeatOf(re *syntax.Regexp, c byte) bool {
 	var only byteSet
 	only.add(c)
 	for i, p := range seq {
-		if p.star != nil && *p.star == only && m.runAnchorAt(seq, i) {
+		if p.star != nil && *p.star == only && anchorable(seq, i) {
+			m.runAnchorAt(seq, i)
 			return true
 		}
 	}
