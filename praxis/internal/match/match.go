@@ -474,6 +474,15 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 	} else if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
 		m.few = nil // looked for with the table, all at once
 		m.ranges = rangesAround(seq, at)
+		// A set too large for a table search to skip much, with no
+		// vector kernel for it, is looked for by its runs when the
+		// pattern has a few of its bytes in a row ([[:punct:]]{3,}).
+		if i, n := longestRun(seq, func(p part) bool { return p.set != nil && !p.approx }); m.ranges == nil && n >= 3 && seq[i].set.size() >= 16 {
+			at, m.run = i, n
+			for c := range 256 {
+				m.bytes[c] = seq[at].set.has(byte(c))
+			}
+		}
 	}
 	m.around, m.pure = windowsAt(seq, at, max(m.run, 1)) // a run found is not checked again
 }

@@ -290,6 +290,13 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`\B[0-9]+[x-z]`, false, false},
 		{`[0-9a-f][0-9]+[g-z]`, false, false},
 		{`^\t+\S`, false, false},
+		{`[[:punct:]]{3,}`, false, false},
+		{`x[!-/:-@]{3}`, false, false},
+		{`[!-/:-@]{3}\)`, false, false},
+		{`[!-/:-@]{3}[a-z]`, false, false},
+		{`[!-/:-@]{3}[a-p]`, false, false}, // [a-p] has fewer bytes; the run is looked for
+		{`[a-z][!-/:-@]{3}`, false, false},
+		{`\W{3}`, false, false},
 		{`^\s+\S`, false, false},
 		{`^ +\w`, false, false},
 		{`\S\s+$`, false, false},
@@ -372,7 +379,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"quotes":          []byte("say \"hi\" and \"\u00e9 \u00fc\"\n\"\"\n\"open\n\"x\xffy\" \xff\n\"\xc3\"\na@b\n @\nx\xc3@\xa9y\n'a' 'b\n\"k\": 1\n\"\u212a\":\n\u212a\n\"\u00e9\"\n\"\u00ff\"\n"),
 		"chains":          []byte("a := b(\na:=b(\n:= b(\na := (\na := b (\n a:=b1(x)\nx y\nx1 y\nx 1 y\nxy\nx 1y\nxadg\nxdg\nxd\nxag\nxa\nx\nab = c\n= c\n  ab  =\nab c =\nx é y\nbed\nfig jam\n  --  \n"),
 		"idents":          []byte("foo(\n_(\n9(\n19a(\na9(\nab(\n(A\n(9A\n(x\n(xY\nx  abc\nx zzz\nxa\nx ab\nx  c\n(A"),
-		"gaps":            []byte("\t\tx\n\t\t\n \tx\n\t}\n  y\nxxy\n x\na\t\t\na\t b\n123g\ng123\n12g\n123y\ny123\n12y\n123x\nx123\nb12x\nx12b\na1b\nab12cd\na12\n12b\na1 b\nx1-\nx12-y\nx-\na  b\na 1\nab 1\na12ff\na12ffx\nf1ab\nz9zz\nxy(ctx\nxyz(ctx\nxyxy(ctx\nabcdxef\nabcdyef\nabcdef\nabcdyxef\nfunc run(ctx\nfunc(ctx\nfuncx(ctx\nfuncfunc(ctx\n(ctx) func\nx func (ctx\nerr(ctx\nerr((ctx\nerr x (ctx\n(ctx) err\n(ctxerr\nabab\nabb\nab xb\nbab\nb ab\n\"a\"x\n\"a\" x\nif err != nil\nif != nil\nfunc\n(ctx func"),
+		"gaps":            []byte("a(){b\n:=;x\n!!\nx!!!\n!!!\n.,;)\n\t\tx\n\t\t\n \tx\n\t}\n  y\nxxy\n x\na\t\t\na\t b\n123g\ng123\n12g\n123y\ny123\n12y\n123x\nx123\nb12x\nx12b\na1b\nab12cd\na12\n12b\na1 b\nx1-\nx12-y\nx-\na  b\na 1\nab 1\na12ff\na12ffx\nf1ab\nz9zz\nxy(ctx\nxyz(ctx\nxyxy(ctx\nabcdxef\nabcdyef\nabcdef\nabcdyxef\nfunc run(ctx\nfunc(ctx\nfuncx(ctx\nfuncfunc(ctx\n(ctx) func\nx func (ctx\nerr(ctx\nerr((ctx\nerr x (ctx\n(ctx) err\n(ctxerr\nabab\nabb\nab xb\nbab\nb ab\n\"a\"x\n\"a\" x\nif err != nil\nif != nil\nfunc\n(ctx func"),
 		"calls-end":       []byte("x.y()\n(ab)."),
 		"run-end":         []byte("x-ab)c\nx-ab)"),
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
@@ -854,7 +861,8 @@ func TestRunPrefilter(t *testing.T) {
 		`\b[0-9a-f]{40}\b`:   40,
 		`[0-9]{8,}`:          8,
 		`[0-9]{7}`:           0,
-		`[A-Z]{3,}`:          0,
+		`[A-Z]{3,}`:          0, // with the vector kernel; see below
+		`[[:punct:]]{3,}`:    3, // no kernel serves it
 		`[0-9]{8}-[0-9]{12}`: 0, // the hyphen, looked for with IndexByte
 		`\s[a-z]{4}[a-z]{5}`: 9,
 		`.{81,}`:             81, // 81 bytes at least, then the regular expression
@@ -864,6 +872,9 @@ func TestRunPrefilter(t *testing.T) {
 		m, err := Compile(pattern, false, false)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if pattern == `[A-Z]{3,}` && !havePair {
+			want = 3 // without the kernel, by its runs
 		}
 		if m.run != want {
 			t.Errorf("%q: run %d, want %d", pattern, m.run, want)
@@ -910,6 +921,9 @@ func TestBytesPrefilter(t *testing.T) {
 		var offs []int
 		for _, w := range m.around {
 			offs = append(offs, w.off)
+		}
+		if tt.pattern == `[A-Z]{3,}` && !havePair {
+			tt.offs = nil // without the vector kernel, found by its runs of three
 		}
 		if size != tt.size || m.eol != tt.eol || !slices.Equal(offs, tt.offs) || ((size > 0 || m.eol) && m.pure != tt.exact) {
 			t.Errorf("%q: set of %d, eol %v, offsets %v, exact %v; want %d %v %v %v", tt.pattern, size, m.eol, offs, m.pure, tt.size, tt.eol, tt.offs, tt.exact)
