@@ -457,30 +457,28 @@ func (m *Matcher) bytesPrefilter(re *syntax.Regexp) {
 		m.widePrefilter(seq)
 		return
 	}
-	// A long run of bytes of one set ([0-9a-f]{40}) is looked for by
-	// its length: a byte not of the set rules out every start of a run
-	// that would hold it.
-	if i, n := longestRun(seq, func(p part) bool { return p.set != nil && !p.approx }); n >= minRun {
-		at, m.run = i, n
+	// A run of bytes of one set is looked for by its length: a byte not of
+	// the set rules out every start of a run that would hold it. So is a
+	// long run ([0-9a-f]{40}), and a short one of a set too large for a
+	// table search to skip much that no vector kernel serves
+	// ([[:punct:]]{3,}).
+	ri, rn := longestRun(seq, func(p part) bool { return p.set != nil && !p.approx })
+	if rn >= minRun {
+		at, m.run = ri, rn
 	}
-	m.bytes = new([256]bool)
-	for c := range 256 {
-		if m.bytes[c] = seq[at].set.has(byte(c)); m.bytes[c] {
-			m.few = append(m.few, byte(c))
+	m.bytes = seq[at].set.table()
+	if m.run == 0 {
+		for c := range 256 {
+			if m.bytes[c] {
+				m.few = append(m.few, byte(c))
+			}
 		}
-	}
-	if m.run > 0 {
-		m.few = nil
-	} else if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
-		m.few = nil // looked for with the table, all at once
-		m.ranges = rangesAround(seq, at)
-		// A set too large for a table search to skip much, with no
-		// vector kernel for it, is looked for by its runs when the
-		// pattern has a few of its bytes in a row ([[:punct:]]{3,}).
-		if i, n := longestRun(seq, func(p part) bool { return p.set != nil && !p.approx }); m.ranges == nil && n >= 3 && seq[i].set.size() >= 16 {
-			at, m.run = i, n
-			for c := range 256 {
-				m.bytes[c] = seq[at].set.has(byte(c))
+		if len(m.few) > maxFew || slices.ContainsFunc(m.few, func(c byte) bool { return byteRank[c] > maxFewRank }) {
+			m.few = nil // looked for with the table, all at once
+			m.ranges = rangesAround(seq, at)
+			if m.ranges == nil && rn >= 3 && seq[ri].set.size() >= 16 {
+				at, m.run = ri, rn
+				m.bytes = seq[at].set.table()
 			}
 		}
 	}
@@ -518,10 +516,7 @@ func anchorable(seq []part, i int) bool {
 // runAnchorAt sets up the search by the repeat seq[i], anchorable.
 func (m *Matcher) runAnchorAt(seq []part, i int) {
 	set := seq[i].star
-	m.bytes = new([256]bool)
-	for c := range 256 {
-		m.bytes[c] = set.has(byte(c))
-	}
+	m.bytes = set.table()
 	if lo, w, ok := set.interval(); ok && havePair {
 		m.span = &[2]byte{lo, w}
 	}
@@ -596,10 +591,11 @@ func (m *Matcher) classPrefilter(re *syntax.Regexp) bool {
 		}
 	}
 	m.class = re.Rune
-	m.bytes = new([256]bool)
-	for c := range 256 {
-		m.bytes[c] = set.has(byte(c)) || high.has(byte(c))
+	first := *set // the bytes a character of the class may start with
+	for i := range first {
+		first[i] |= high[i]
 	}
+	m.bytes = first.table()
 	// Without ASCII members, the first bytes are looked for by the range
 	// of values they span.
 	if set.size() == 0 && havePair {
@@ -696,10 +692,7 @@ func (m *Matcher) widePrefilter(seq []part) {
 	default:
 		return
 	}
-	m.bytes = new([256]bool)
-	for c := range 256 {
-		m.bytes[c] = seq[at].set.has(byte(c))
-	}
+	m.bytes = seq[at].set.table()
 }
 
 // minRun is the shortest run of bytes of one set looked for by its
@@ -1920,6 +1913,15 @@ func (s *byteSet) within(t *byteSet) bool {
 		}
 	}
 	return true
+}
+
+// table returns the members of s as a table indexed by byte.
+func (s *byteSet) table() *[256]bool {
+	t := new([256]bool)
+	for c := range t {
+		t[c] = s.has(byte(c))
+	}
+	return t
 }
 
 // size returns the number of members.
