@@ -191,6 +191,10 @@ func (s *Server) Workspace() string { return s.def.Workspace().Dir() }
 // praxis.Engine.Sandbox.
 func (s *Server) Sandbox() string { return s.def.Sandbox() }
 
+// SandboxKnown describes it without starting a process: see
+// praxis.Engine.SandboxKnown.
+func (s *Server) SandboxKnown() string { return s.def.SandboxKnown() }
+
 // syncTools mounts the default engine's catalog: tools added to the
 // catalog since the last call are mounted, tools removed from it
 // unmounted, and the sessions told when the list changed. Every tool of

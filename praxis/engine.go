@@ -193,6 +193,17 @@ func (e *Engine) Sandbox() string {
 	return "shell disabled"
 }
 
+// SandboxKnown describes the sandbox as Sandbox does, without starting a
+// process: until the first command (or a call of Sandbox) has checked
+// bubblewrap, it names the policy's isolation and says that bwrap is
+// tried at the first command.
+func (e *Engine) SandboxKnown() string {
+	if r := e.shell.runner; r != nil {
+		return r.Known()
+	}
+	return "shell disabled"
+}
+
 // Workspace returns the engine's workspace.
 func (e *Engine) Workspace() *Workspace { return e.ws }
 

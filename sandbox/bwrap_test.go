@@ -310,6 +310,14 @@ func TestBwrapProbeLazy(t *testing.T) {
 			if n := runs(); n != 0 {
 				t.Fatalf("New ran bwrap %d times", n)
 			}
+			// Known says what it knows without the probe.
+			want := "isolation " + string(tc.isolation) + ", network "
+			if k := r.Known(); !strings.HasPrefix(k, want) || !strings.HasSuffix(k, " (bwrap is tried at the first command)") {
+				t.Errorf("Known before the probe: %q, want %q and that bwrap is tried later", k, want)
+			}
+			if n := runs(); n != 0 {
+				t.Fatalf("Known ran bwrap %d times", n)
+			}
 			tc.first(r)
 			if n := runs(); n != 1 {
 				t.Fatalf("the first call ran bwrap %d times, want 1", n)
@@ -344,6 +352,9 @@ func TestBwrapProbeLazy(t *testing.T) {
 			}
 			if d := r.Describe(); !strings.Contains(d, tc.describe) || !strings.Contains(d, "setting up uid map") {
 				t.Errorf("describe %q, want %q and the reason", d, tc.describe)
+			}
+			if k, d := r.Known(), r.Describe(); k != d {
+				t.Errorf("Known after the probe: %q, want Describe's %q", k, d)
 			}
 			if err := r.Ready(); (err == nil) != tc.wantStart {
 				t.Errorf("Ready: %v", err)

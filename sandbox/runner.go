@@ -8,22 +8,27 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Runner runs commands under one Policy. It is safe for concurrent use.
 type Runner struct {
 	policy Policy
-	bash   string  // the bash that runs the limits and, without isolation, the command
-	bwrap  string  // the bwrap program on PATH, under IsolationBwrap and IsolationAuto
-	why    string  // set by New: why IsolationAuto runs without bwrap, known without a probe
-	docker *docker // the engine and the session's container, under IsolationDocker
+	bash   string // the bash that runs the limits and, without isolation, the command
+	bwrap  string // the bwrap program on PATH, under IsolationBwrap and IsolationAuto
+	why    string // set by New: why IsolationAuto runs without bwrap, known without a probe
+	// untried is set by New where bubblewrap is to be probed: what Known
+	// says until then.
+	untried string
+	docker  *docker // the engine and the session's container, under IsolationDocker
 
 	// probe checks bubblewrap once, at the first call that needs to know
 	// (see New), and decides the mode; ready adds what commands under
 	// none need from the Praxis process. What they set below is read only
 	// after them.
 	probe  func() probed
+	probed atomic.Bool // set when probe returns
 	ready  func() error
 	pidns  bool   // under none, each command gets a PID namespace of its own
 	filter []byte // the seccomp program given to bwrap
@@ -47,7 +52,7 @@ type probed struct {
 //
 // New starts no process. Whether bubblewrap can build its sandbox is
 // checked once, by running true in it, at the first call of Start, Ready,
-// Isolation, Fallback or Describe. Under IsolationAuto the runner then
+// Isolation, Fallback or Describe (Known never runs it). Under IsolationAuto the runner then
 // uses bwrap where that works and none where it does not; Isolation and
 // Fallback say which and why. Under IsolationBwrap, New already fails
 // when bwrap is not on PATH; a bwrap that is there but cannot build the
@@ -98,7 +103,14 @@ func New(p Policy) (*Runner, error) {
 			r.why = err.Error()
 		}
 	}
-	r.probe = sync.OnceValue(r.probeMode)
+	if r.bwrap != "" {
+		r.untried = r.describe(probed{mode: p.Isolation}) + " (bwrap is tried at the first command)"
+	}
+	r.probe = sync.OnceValue(func() probed {
+		pr := r.probeMode()
+		r.probed.Store(true)
+		return pr
+	})
 	r.ready = sync.OnceValue(func() error {
 		pr := r.probe()
 		if pr.err != nil {
@@ -154,11 +166,30 @@ func (r *Runner) Fallback() string { return r.probe().why }
 // actually in force, the network, Unix sockets, and, after a fallback,
 // why; or why commands cannot run.
 func (r *Runner) Describe() string {
-	p := r.policy
-	if !p.Shell {
+	if !r.policy.Shell {
 		return "shell disabled"
 	}
-	pr := r.probe()
+	return r.describe(r.probe())
+}
+
+// Known describes the runner as Describe does, without running anything:
+// before bubblewrap has been probed, it gives the policy's isolation and
+// says that bwrap is tried at the first command. Under IsolationNone and
+// IsolationDocker, and under IsolationAuto with no bwrap on PATH, there
+// is nothing to probe, and Known is Describe.
+func (r *Runner) Known() string {
+	if !r.policy.Shell {
+		return "shell disabled"
+	}
+	if r.untried == "" || r.probed.Load() {
+		return r.describe(r.probe())
+	}
+	return r.untried
+}
+
+// describe is Describe's line for what the probe found.
+func (r *Runner) describe(pr probed) string {
+	p := r.policy
 	if pr.err != nil {
 		return fmt.Sprintf("isolation %s unavailable, commands refused: %v", p.Isolation, pr.err)
 	}

@@ -142,24 +142,31 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	if httpAddr.set {
 		transport = "http " + httpAddr.addr
 	}
-	// The start line names the sandbox mode actually running, which under
+	// The start line names the sandbox mode. Over HTTP, a service that
+	// runs for long, it names the mode actually running, which under
 	// isolation auto means probing bwrap (tens of milliseconds, processes
 	// of its own): the line is written once the probe is done, while the
-	// server already serves, and before serve returns. On stdio the probe
-	// waits until the client's first requests are likely answered, so as
-	// not to take the CPU from them; a bash call before that probes at once.
+	// server already serves. On stdio, where clients start a server for
+	// each session and often only to list its tools, an idle server starts
+	// no process: the line, written once the client's first requests are
+	// likely answered, says what is known without a probe, and bwrap is
+	// probed at the first command (a fallback to no isolation is logged
+	// then). Either way the line is written before serve returns.
 	var once sync.Once
-	startLine := func() {
-		once.Do(func() {
-			log.Info("praxis serve", "transport", transport, "workspace", srv.Workspace(), "sandbox", srv.Sandbox(), "tools", tools.Load())
-		})
+	startLine := func(sandbox func() string) func() {
+		return func() {
+			once.Do(func() {
+				log.Info("praxis serve", "transport", transport, "workspace", srv.Workspace(), "sandbox", sandbox(), "tools", tools.Load())
+			})
+		}
 	}
 
 	if !httpAddr.set {
-		later := time.AfterFunc(stdioProbeDelay, startLine)
+		line := startLine(srv.SandboxKnown)
+		later := time.AfterFunc(stdioLineDelay, line)
 		defer func() {
 			later.Stop()
-			startLine()
+			line()
 		}()
 		err = srv.ServeStdio(ctx, io.in, io.out, mcpserver.StdioOptions{MaxMessageBytes: *maxBody})
 		if err != nil {
@@ -189,8 +196,9 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "praxis serve: %v\n", err)
 		return exitUsage
 	}
-	go startLine()
-	defer startLine()
+	line := startLine(srv.Sandbox)
+	go line()
+	defer line()
 	err = srv.ServeStreamableHTTP(ctx, ln, hopts)
 	switch {
 	case errors.Is(err, mcpserver.ErrTokenRequired):
@@ -203,10 +211,10 @@ func runServe(ctx context.Context, args []string, io stdio) int {
 	return exitOK
 }
 
-// stdioProbeDelay is how long serve on stdio waits before it probes the
-// sandbox for its start line: a client's initialize and tools/list are
-// answered within tens of milliseconds of the start.
-const stdioProbeDelay = 100 * time.Millisecond
+// stdioLineDelay is how long serve on stdio waits before it writes its
+// start line: a client's initialize and tools/list are answered within
+// tens of milliseconds of the start.
+const stdioLineDelay = 100 * time.Millisecond
 
 // flagSet reports whether the flag called name was given.
 func flagSet(fs *flag.FlagSet, name string) bool {

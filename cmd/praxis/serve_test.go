@@ -45,9 +45,15 @@ func (s *syncBuffer) String() string {
 
 func start(t *testing.T, dir string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, dir, nil, args...)
+}
+
+// startEnv is start with env added to the environment.
+func startEnv(t *testing.T, dir string, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(praxisBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PRAXIS_TOKEN=")
+	cmd.Env = append(append(os.Environ(), "PRAXIS_TOKEN="), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -130,11 +136,65 @@ func TestServeStdioWithNoConfiguration(t *testing.T) {
 	if code := p.wait(5 * time.Second); code != 0 {
 		t.Errorf("exit code %d after SIGTERM (stderr: %s)", code, p.stderr.String())
 	}
-	// The server said which sandbox mode runs (isolation auto resolves to
-	// bwrap or none): the start line is written once the probe is done,
-	// while the server already serves, and always before it exits.
-	if !strings.Contains(p.stderr.String(), `sandbox="isolation `) || !strings.Contains(p.stderr.String(), "(policy auto)") {
-		t.Errorf("the sandbox mode is not on stderr:\n%s", p.stderr.String())
+	// The server said which sandbox mode runs, as far as it is known
+	// without starting a process: with bwrap on PATH, that it is tried at
+	// the first command; without, that commands run unisolated.
+	want := `sandbox="isolation auto, network on (bwrap is tried at the first command)"`
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		want = `sandbox="isolation none (policy auto), network on; bwrap unavailable: `
+	}
+	if !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("the sandbox mode is not on stderr as %s:\n%s", want, p.stderr.String())
+	}
+}
+
+// TestServeProbesAtFirstCommand: an idle server on stdio starts no
+// process. Under isolation auto, bwrap is first run for the first bash
+// command; a bwrap that cannot build the sandbox then makes commands run
+// unisolated, and the server says so, with bwrap's own words.
+func TestServeProbesAtFirstCommand(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir, bin := t.TempDir(), t.TempDir()
+	ran := filepath.Join(bin, "ran")
+	fake := "#!/bin/sh\necho run >> " + ran + "\necho 'bwrap: no namespaces here' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := startEnv(t, dir, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, "serve", "--workspace", dir)
+	p.handshake()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	p.recv()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.stderr.String(), `msg="praxis serve"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start line:\n%s", p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if want := `sandbox="isolation auto, network on (bwrap is tried at the first command)"`; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("the start line lacks %s:\n%s", want, p.stderr.String())
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the idle server ran bwrap")
+	}
+
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hello from bash"}}}`)
+	b, _ := json.Marshal(p.recv())
+	if !strings.Contains(string(b), "hello from bash") {
+		t.Fatalf("bash after the fallback: %s", b)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Error("the first command did not probe bwrap")
+	}
+	if want := "bwrap: no namespaces here"; !strings.Contains(p.stderr.String(), want) || !strings.Contains(p.stderr.String(), "isolation none (policy auto)") {
+		t.Errorf("the fallback is not logged with %q:\n%s", want, p.stderr.String())
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(5 * time.Second)
+	if n := strings.Count(p.stderr.String(), `msg="praxis serve"`); n != 1 {
+		t.Errorf("%d start lines; want 1:\n%s", n, p.stderr.String())
 	}
 }
 
