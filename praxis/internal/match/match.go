@@ -288,6 +288,16 @@ func (m *Matcher) prefilter(re *syntax.Regexp) {
 		if !m.pure {
 			m.around, m.pure = windowAround(re, lit, false)
 		}
+		if !m.pure && len(lit) == 1 && byteRank[lit[0]] >= commonRank {
+			// A common byte whose hits leave the regular expression to run
+			// on most lines they are in (the parenthesis of
+			// \b[a-z]+[A-Z]\w*\(): a search by bytes of fixed width that
+			// needs none is faster, if there is one.
+			alt := &Matcher{re: m.re}
+			if alt.exactRanges(re) {
+				*m = *alt
+			}
+		}
 	} else if set := unlessClass(requiredSet(re, true)); len(set) == 1 {
 		m.foldPrefilter(re, set[0])
 	} else if len(set) > 1 {
@@ -544,7 +554,8 @@ func (m *Matcher) repeatOf(re *syntax.Regexp, c byte) bool {
 
 // apartFrom reports whether set shares no byte with p's bytes, p a part
 // of fixed width or a repeat; or p is the start or the end of the line,
-// which a whole run reaches when a match's does.
+// which a whole run reaches when a match's does; or a word boundary, when
+// set is not mixed: no place inside a run of its bytes is one.
 func apartFrom(set *byteSet, p part) bool {
 	switch {
 	case p.star != nil:
@@ -552,7 +563,7 @@ func apartFrom(set *byteSet, p part) bool {
 	case p.set != nil:
 		return set.disjoint(p.set)
 	}
-	return p.op == syntax.OpBeginLine || p.op == syntax.OpEndLine
+	return p.op == syntax.OpBeginLine || p.op == syntax.OpEndLine || p.op == syntax.OpWordBoundary && !mixed(set)
 }
 
 // anchorRun is the repeat a pattern is found by: a run of bytes of
@@ -739,9 +750,33 @@ func (m *Matcher) findRun(text []byte, pos int) int {
 	return -1
 }
 
+// exactRanges sets up the search of re by a pair of ranges (see
+// rangesAround) at the first part of fixed width whose checks are all of
+// re, so that no regular expression runs, and reports whether there is
+// one.
+func (m *Matcher) exactRanges(re *syntax.Regexp) bool {
+	var seq []part
+	flatten(re, &seq)
+	for at, p := range seq {
+		if p.set == nil || p.approx {
+			continue
+		}
+		r := rangesAround(seq, at)
+		if r == nil {
+			continue
+		}
+		if w, exact := windowsAt(seq, at, 1); exact {
+			m.bytes, m.ranges, m.around, m.pure = p.set.table(), r, w, true
+			return true
+		}
+	}
+	return false
+}
+
 // rangesAround returns the pair of seq's part at, if its set is a range
-// of values, with the part of fixed width next to it whose set is a range
-// too, the smaller if both are; or nil.
+// of values, with the byte next to it, if its set is a range too: a part
+// of fixed width or a repeat at least once (the [a-z]+ of [a-z]+[A-Z]),
+// the smaller if both are; or nil.
 func rangesAround(seq []part, at int) *rangePair {
 	lo, w, ok := seq[at].set.interval()
 	if !havePair || !ok {
@@ -750,10 +785,17 @@ func rangesAround(seq []part, at int) *rangePair {
 	var best *rangePair
 	bestW := 256
 	for _, j := range []int{at - 1, at + 1} {
-		if j < 0 || j >= len(seq) || seq[j].set == nil || seq[j].approx {
+		if j < 0 || j >= len(seq) || seq[j].approx {
 			continue
 		}
-		nlo, nw, ok := seq[j].set.interval()
+		set := seq[j].set
+		if set == nil && seq[j].min > 0 {
+			set = seq[j].star
+		}
+		if set == nil {
+			continue
+		}
+		nlo, nw, ok := set.interval()
 		if !ok || int(nw) >= bestW {
 			continue
 		}
@@ -787,6 +829,10 @@ func (m *Matcher) findRanges(text []byte, pos int) int {
 	}
 	return -1
 }
+
+// commonRank is the rank of the commonest sixty-four bytes of source code,
+// which a prefilter of one of them alone finds on most lines.
+const commonRank = 192
 
 // maxFew bounds the bytes of a set looked for one by one with IndexByte,
 // faster than a table while they are few and rare: none among the commonest
@@ -1961,7 +2007,8 @@ func (s *byteSet) single() (byte, bool) {
 // last is where a byte of need, one of its own set, stands, with at least
 // its min of the run's bytes after it ([a-z_][a-z0-9_]*\(: back from the
 // parenthesis, a run of letters, digits and underscores holding a letter
-// or an underscore).
+// or an underscore). With bound, the runs reach a word boundary instead
+// of an edge (\b[a-z]+ before a literal).
 type window struct {
 	off    int // from the literal's first byte
 	set    byteSet
@@ -1970,6 +2017,7 @@ type window struct {
 	then   *byteSet
 	beyond []*byteSet
 	need   *byteSet
+	bound  bool
 	gap    *gap
 }
 
@@ -2128,6 +2176,11 @@ func runWindow(seq []part, i, step, off int) (w window, ok, last bool) {
 	case k < 0 || k >= len(seq):
 	case seq[k].op == edge:
 		return window{off: off, op: edge, runs: runs}, true, k == end
+	case seq[k].op == syntax.OpWordBoundary && !slices.ContainsFunc(runs, func(r run) bool { return mixed(r.set) }):
+		// No place inside a run of word bytes alone, or of other bytes
+		// alone, is a word boundary: the runs' far end is the only one to
+		// look at.
+		return window{off: off, op: edge, runs: runs, bound: true}, true, k == end
 	case k == end && len(runs) > 0 && seq[k].set != nil && !seq[k].approx && seq[k].set.within(runs[len(runs)-1].set):
 		return window{off: off, op: edge, runs: runs, need: seq[k].set}, true, true
 	case len(runs) == 1 && seq[k].set != nil && !seq[k].approx && seq[k].set.size() == 1 && !apart(seq[k].set, runs):
@@ -2166,6 +2219,21 @@ func chain(seq []part, i, step int) ([]run, int) {
 		runs = append(runs, run{seq[i].star, seq[i].min})
 	}
 	return runs, i
+}
+
+// mixed reports whether set holds both word bytes (\w) and others.
+func mixed(set *byteSet) bool {
+	word, other := false, false
+	for c := range 256 {
+		if set.has(byte(c)) {
+			if isWordByte(byte(c)) {
+				word = true
+			} else {
+				other = true
+			}
+		}
+	}
+	return word && other
 }
 
 // apart reports whether set shares no byte with the sets of runs.
@@ -2298,15 +2366,17 @@ func classBytes(re *syntax.Regexp) *byteSet {
 }
 
 // spanToEdge reports whether the bytes from j leftward (left) or
-// rightward make up runs, one after another, each of its set's bytes and
-// at least its min long, then reach the start (left) or the end of the
-// line; or, with then, a byte of then. Since no set holds a line break,
-// and no two of the sets and then share a byte, each run of a set's bytes
-// from where the one before ended must end exactly there.
-func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet, need *byteSet, left bool) bool {
+// rightward make up w's runs, one after another, each of its set's bytes
+// and at least its min long, then reach the start (left) or the end of
+// the line; or, with then, a byte of then; with bound, a word boundary.
+// Since no set holds a line break, and no two of the
+// sets and then share a byte, each run of a set's bytes from where the one
+// before ended must end exactly there.
+func spanToEdge(text []byte, j int, w *window, left bool) bool {
 	if j < 0 || j > len(text) {
 		return false
 	}
+	runs, then, beyond, need := w.runs, w.then, w.beyond, w.need
 	k := j
 	for i, r := range runs {
 		from := k
@@ -2333,6 +2403,8 @@ func spanToEdge(text []byte, j int, runs []run, then *byteSet, beyond []*byteSet
 		}
 	}
 	switch {
+	case w.bound:
+		return (k > 0 && isWordByte(text[k-1])) != (k < len(text) && isWordByte(text[k]))
 	case left && then != nil:
 		return k > 0 && then.has(text[k-1]) && follow(text, k-1, beyond, -1)
 	case left:
@@ -2409,7 +2481,7 @@ func fits(around []window, text []byte, s int) bool {
 		case w.gap != nil:
 			ok = w.gap.fits(text, j, w.op == syntax.OpBeginLine)
 		case w.runs != nil:
-			ok = spanToEdge(text, j, w.runs, w.then, w.beyond, w.need, w.op == syntax.OpBeginLine)
+			ok = spanToEdge(text, j, w, w.op == syntax.OpBeginLine)
 		case w.op == 0:
 			ok = j >= 0 && j < len(text) && w.set.has(text[j])
 		case w.op == syntax.OpBeginLine:

@@ -360,6 +360,33 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{"\ufffd", true, false},
 		{"\ufffd0", true, false},
 		{"a\ufffdb", false, false},
+		{`\b[a-z]+[A-Z]\w*\(`, false, false}, // the pair of ranges, a word boundary past a run
+		{`[a-z]+[A-Z]\w*\(`, false, false},
+		{`\b[a-z]+[A-Z]`, false, false},
+		{`x\b[a-z]+[A-Z]\w*\(`, false, false},
+		{`\b[a-z]+\(`, false, false},
+		{`\b\w+\(`, false, false},
+		{`[a-z]+\b`, false, false},
+		{`\b[a-z]+\b`, false, false},
+		{`[ \t]+\bfoo`, false, false},
+		{`\b[a-z ]+X\(`, false, false}, // a run of word bytes and others
+		{`\b[ -z]+[A-Z]\w*\(`, false, false},
+		{`\B[a-z]+[A-Z]\w*\(`, false, false},
+		{`[0-9]+\b[a-z]`, false, false},
+		{`[a-z]*[A-Z]\w*\(`, false, false},
+		{`_[a-z]+[A-Z]\w*\(`, false, false},
+		{`[a-z]+[A-Z]\w*\)`, false, false},
+		{`_[a-z]*[A-Z]\w*\(`, false, false},
+		{`\b[0-9]+\b`, false, false}, // a whole run between word boundaries
+		{`\b\s+\b`, false, false},
+		{`x\b[0-9]+\b`, false, false},
+		{`\b[0-9]+\b\.`, false, false},
+		{`\b[a-z0-9]+\b`, false, false},
+		{`\b[ -~]+\b`, false, false},
+		{`^[0-9]+\b`, false, false},
+		{`\b[0-9]+$`, false, false},
+		{`\B[0-9]+\b`, false, false},
+		{`\b[0-9]+\B`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -384,6 +411,9 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"run-end":         []byte("x-ab)c\nx-ab)"),
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
+		"numbers":         []byte("12 x12 12x _12 1_2 (42) 3.14 0x1F 1e9\n7\n a 7b\n99\n\xff12\xff\né12\n12.\n  \n x  y \n"),
+		"camel-calls": []byte("isWordChar(x)\nx.isWordChar(\nIsWordChar(\n_isWord(\n9isWord(\nisWord (\naB(\nab(\n(aB(\néaB(\n\xffaB(\nabCDe_f9(\nabC\nfoo  X(\nfoo X(\n" +
+			"\tnewFooBar()\n_A(\n_aB(\nreturn fooBar(a, bazQux(b))\nx_fooBar(\nfooBar\n  foo\n \tfoo\n\tx foo\n12ab\n12 ab\naBc)\naB)"),
 		"unicode": []byte("αβγ δ\nx\xff0y\nplain ascii Line\nÜber Straße\n中文 text\nMixed Ωmega and omega\n\xff\xfe bad\nx\u212a\u212aelvin\nKelvin ſs\nAbc\n123 ab\n\n\xce\nab\xffb\n" +
 			strings.Repeat("ascii only Line 42\n", 3) + "ΑΒ\nCD\nlast Ωx"),
 		"cjk and greek": []byte(strings.Repeat("中", 30) + "λ\n" + strings.Repeat("文", 10) + "Ω" + strings.Repeat("字", 40) + "\n" +
@@ -620,6 +650,37 @@ func TestPrefilterChoice(t *testing.T) {
 		}
 		if m.Literal() != tt.lit || m.pure != tt.pure || fold != tt.fold || !slices.Equal(set, tt.set) {
 			t.Errorf("%q: literal %q pure %v fold %v set %q, want %q %v %v %q", tt.pattern, m.Literal(), m.pure, fold, set, tt.lit, tt.pure, tt.fold, tt.set)
+		}
+	}
+}
+
+// TestRangesOverCommonByte: a pattern whose only literal is one common
+// byte, which leaves the regular expression to run on most lines holding
+// it, is searched for by a pair of ranges instead where the vector kernel
+// serves one and its checks are the whole pattern; a rarer byte, or a
+// longer literal, is kept.
+func TestRangesOverCommonByte(t *testing.T) {
+	for _, tt := range []struct {
+		pattern string
+		lit     string // without the kernel, or where the literal is kept
+		ranges  bool   // with the kernel
+	}{
+		{`\b[a-z]+[A-Z]\w*\(`, "(", true},
+		{`[a-z]+[A-Z]\w*\(`, "(", true},
+		{`[a-z]+[A-Z]\w*~`, "~", false},      // ~ is rare in source code
+		{`[a-z]+[A-Z]\w* x\(`, " x(", false}, // a literal of three bytes
+		{`\b[ -z]+[A-Z]\w*\(`, "(", false},   // a run of letters and others: \b may fall inside it
+	} {
+		m, err := Compile(tt.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranges := tt.ranges && havePair
+		switch {
+		case ranges && (m.ranges == nil || m.lit != nil || !m.pure):
+			t.Errorf("%q: literal %q ranges %v pure %v, want a pair of ranges, exact", tt.pattern, m.lit, m.ranges, m.pure)
+		case !ranges && string(m.lit) != tt.lit:
+			t.Errorf("%q: literal %q, want %q", tt.pattern, m.lit, tt.lit)
 		}
 	}
 }
@@ -1126,6 +1187,7 @@ func BenchmarkLines(b *testing.B) {
 		{"greek", greek, false},
 		{"camel", "[a-z]+[A-Z][a-z]+", false},
 		{"upper", "[A-Z]{3,}", false},
+		{"call", `\b[a-z]+[A-Z]\w*\(`, false},
 		{"eight", "foo|bar|baz|qux|quux|corge|grault|garply", false},
 	} {
 		m, err := Compile(c.pattern, false, c.ignoreCase)
