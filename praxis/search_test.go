@@ -195,7 +195,7 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 	mustWrite(t, filepath.Join(ws, "src", "calls.txt"), "x = f(1)\nx=f(\nx = (1)\n  y =  g\t(2)\nd := f(x)\n"+
 		"e \"needle\" d\ne\"d\n\"e \u00e9 d\"\ne\n\"d\n"+
 		"theta and iota\nupsilon\nmachine\nalphabet\nlambda (λ)\nΩmega, Δelta and Über\nPlain Words\n"+
-		"isWord(c)\nx.newFooBar()\nIsWord(c)\n_isWord(c)\nisword(c)\nfoo 12 x12 12x (42) 3.14\n")
+		"isWord(c)\nx.newFooBar()\nIsWord(c)\nos.Stat\nxOs.Stat\nA.b\n_isWord(c)\nisword(c)\nfoo 12 x12 12x (42) 3.14\n")
 	e := newEngine(t, ws)
 	tests := []struct {
 		name string
@@ -231,6 +231,7 @@ func TestGrepEqualsRipgrep(t *testing.T) {
 		{"classes beyond ASCII", map[string]any{"pattern": `\p{Lu}\p{Ll}+`}, []string{`\p{Lu}\p{Ll}+`}},
 		{"a word boundary past a run", map[string]any{"pattern": `\b[a-z]+[A-Z]\w*\(`}, []string{`\b[a-z]+[A-Z]\w*\(`}},
 		{"whole runs between word boundaries", map[string]any{"pattern": `\b[0-9]+\b`}, []string{`\b[0-9]+\b`}},
+		{"a word's first byte", map[string]any{"pattern": `\b[A-Z]\w+\.`}, []string{`\b[A-Z]\w+\.`}},
 		{"many words", map[string]any{"pattern": "needle|haystack|thread|alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi"}, []string{"needle|haystack|thread|alpha|beta|gamma|delta|epsilon|zeta|theta|iota|kappa|lambda|omicron|sigma|tau|upsilon|phi|chi|psi"}},
 	}
 	for _, tt := range tests {

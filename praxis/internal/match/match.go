@@ -2008,7 +2008,10 @@ func (s *byteSet) single() (byte, bool) {
 // its min of the run's bytes after it ([a-z_][a-z0-9_]*\(: back from the
 // parenthesis, a run of letters, digits and underscores holding a letter
 // or an underscore). With bound, the runs reach a word boundary instead
-// of an edge (\b[a-z]+ before a literal).
+// of an edge (\b[a-z]+ before a literal); with head too, the last run's
+// far byte, one of head, is one of its own set, past its min of the
+// run's bytes (\b[A-Z]\w+\.: back from the dot, a word of two bytes or
+// more whose first is a capital).
 type window struct {
 	off    int // from the literal's first byte
 	set    byteSet
@@ -2018,6 +2021,7 @@ type window struct {
 	beyond []*byteSet
 	need   *byteSet
 	bound  bool
+	head   *byteSet
 	gap    *gap
 }
 
@@ -2181,6 +2185,11 @@ func runWindow(seq []part, i, step, off int) (w window, ok, last bool) {
 		// alone, is a word boundary: the runs' far end is the only one to
 		// look at.
 		return window{off: off, op: edge, runs: runs, bound: true}, true, k == end
+	case len(runs) == 1 && !mixed(runs[0].set) && seq[k].set != nil && !seq[k].approx && seq[k].set.within(runs[0].set) &&
+		k+step >= 0 && k+step < len(seq) && seq[k+step].op == syntax.OpWordBoundary:
+		// A part within the run before a word boundary must be its
+		// far byte: nowhere else inside the run is a boundary.
+		return window{off: off, op: edge, runs: runs, bound: true, head: seq[k].set}, true, k+step == end
 	case k == end && len(runs) > 0 && seq[k].set != nil && !seq[k].approx && seq[k].set.within(runs[len(runs)-1].set):
 		return window{off: off, op: edge, runs: runs, need: seq[k].set}, true, true
 	case len(runs) == 1 && seq[k].set != nil && !seq[k].approx && seq[k].set.size() == 1 && !apart(seq[k].set, runs):
@@ -2384,6 +2393,9 @@ func spanToEdge(text []byte, j int, w *window, left bool) bool {
 			for k > 0 && r.set.has(text[k-1]) {
 				k--
 			}
+			if w.head != nil && (from-k < r.min+1 || !w.head.has(text[k])) {
+				return false
+			}
 			if need != nil && i == len(runs)-1 {
 				return slices.ContainsFunc(text[k:max(k, from-r.min)], need.has)
 			}
@@ -2394,6 +2406,9 @@ func spanToEdge(text []byte, j int, w *window, left bool) bool {
 		}
 		for k < len(text) && r.set.has(text[k]) {
 			k++
+		}
+		if w.head != nil && (k-from < r.min+1 || !w.head.has(text[k-1])) {
+			return false
 		}
 		if need != nil && i == len(runs)-1 {
 			return slices.ContainsFunc(text[min(from+r.min, k):k], need.has)

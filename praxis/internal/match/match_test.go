@@ -387,6 +387,16 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`\b[0-9]+$`, false, false},
 		{`\B[0-9]+\b`, false, false},
 		{`\b[0-9]+\B`, false, false},
+		{`\b[A-Z]\w+\.`, false, false}, // the run's far byte is a capital
+		{`\b[A-Z]\w*\.`, false, false},
+		{`\b[A-Z]\w{2,}\.`, false, false},
+		{`x\b[A-Z]\w+\.`, false, false},
+		{`\.\w+[a-z]\b`, false, false},
+		{`\.\w*[a-z]\b`, false, false},
+		{`\b[A-Z][a-z]+\.`, false, false},
+		{`\b[A-Z][ -~]+\.`, false, false},
+		{`^[A-Z]\w+\.`, false, false},
+		{`\B[A-Z]\w+\.`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -411,6 +421,7 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"run-end":         []byte("x-ab)c\nx-ab)"),
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
+		"heads":           []byte("Foo.bar\nF.x\nFo.x\nxFoo.\n_Foo.\n9Foo.\néFoo.\n\xffFoo.\nfoo.\nFOO.\n(Ab).\nab.Cd\nab.cD\nab.c9\nab.c_\n.a\n.ab\nA.b.c\nx.Ab. Cd.\n"),
 		"numbers":         []byte("12 x12 12x _12 1_2 (42) 3.14 0x1F 1e9\n7\n a 7b\n99\n\xff12\xff\né12\n12.\n  \n x  y \n"),
 		"camel-calls": []byte("isWordChar(x)\nx.isWordChar(\nIsWordChar(\n_isWord(\n9isWord(\nisWord (\naB(\nab(\n(aB(\néaB(\n\xffaB(\nabCDe_f9(\nabC\nfoo  X(\nfoo X(\n" +
 			"\tnewFooBar()\n_A(\n_aB(\nreturn fooBar(a, bazQux(b))\nx_fooBar(\nfooBar\n  foo\n \tfoo\n\tx foo\n12ab\n12 ab\naBc)\naB)"),
@@ -958,7 +969,7 @@ func TestBytesPrefilter(t *testing.T) {
 		{`\s+$`, 0, true, []int{-1}, true},           // a line ending in one of [\t\f\r ]
 		{`^\s*$`, 0, true, []int{0}, true},
 		{`\d\d$`, 0, true, []int{-1, -2}, true},
-		{`\b[0-9]\d*$`, 10, false, []int{0, 1}, true},      // digits to the end
+		{`\b[0-9]\d*$`, 0, true, []int{0}, true},           // back from the end, digits to a word boundary
 		{`\w\s+\w`, 4, false, []int{-1}, true},             // blanks, a \w before and after
 		{`[a-z]+[0-9]+[a-z]+`, 10, false, []int{-1}, true}, // digits, a letter before and after
 		{`^\s+\S`, 4, false, []int{0}, true},               // blanks from the line's start, then no blank
