@@ -28,10 +28,13 @@ import (
 
 // Matcher finds matching lines. It is safe for concurrent use.
 type Matcher struct {
-	re    *regexp.Regexp
-	lit   []byte // a literal every match holds; nil if there is none
-	pure  bool   // the pattern is lit itself: every line holding lit matches
-	pivot int    // offset in lit of its rarest byte, searched for first
+	re  *regexp.Regexp
+	lit []byte // a literal every match holds; nil if there is none
+	// With eolLit, lit ends in the line break the end of the line ($)
+	// stands for in every match but one on a last line without one.
+	eolLit bool
+	pure   bool // the pattern is lit itself: every line holding lit matches
+	pivot  int  // offset in lit of its rarest byte, searched for first
 	// around checks the bytes next to a hit of lit before the regular
 	// expression runs on its line: every match holds lit with single bytes
 	// of known sets at fixed offsets around it (the digits of
@@ -288,6 +291,19 @@ func (m *Matcher) prefilter(re *syntax.Regexp) {
 		if !m.pure {
 			m.around, m.pure = windowAround(re, lit, false)
 		}
+		if m.endsLine(len(lit)) {
+			// The literal's line break is rarer after it than either is
+			// alone (the space and the line break of " +$").
+			m.lit, m.eolLit = append(slices.Clip(lit), '\n'), true
+			lit = m.lit
+			if byteRank['\n'] < byteRank[lit[m.pivot]] {
+				m.pivot = len(lit) - 1
+			}
+			if havePair {
+				m.usePair = true
+				m.pair = choosePair(lit, m.pivot, rankCost, false)
+			}
+		}
 		if !m.pure && len(lit) == 1 && byteRank[lit[0]] >= commonRank {
 			// A common byte whose hits leave the regular expression to run
 			// on most lines they are in (the parenthesis of
@@ -305,6 +321,14 @@ func (m *Matcher) prefilter(re *syntax.Regexp) {
 	} else {
 		m.bytesPrefilter(re)
 	}
+}
+
+// endsLine reports whether m.around checks the end of the line right
+// after m's literal of n bytes.
+func (m *Matcher) endsLine(n int) bool {
+	return slices.ContainsFunc(m.around, func(w window) bool {
+		return w.op == syntax.OpEndLine && w.off == n && w.runs == nil && w.gap == nil
+	})
 }
 
 // exactly reports whether a hit of m's prefilter that passes its checks
@@ -1540,14 +1564,6 @@ func appendRunes(b []byte, rs []rune) []byte {
 // Literal returns the literal the matcher looks for first, if any.
 func (m *Matcher) Literal() string { return string(m.lit) }
 
-// Match reports whether line, a single line without its "\n", matches.
-func (m *Matcher) Match(line []byte) bool {
-	if m.pure {
-		return bytes.Contains(line, m.lit)
-	}
-	return m.re.Match(line)
-}
-
 // Lines calls fn for every line of text holding a match, in order, with
 // the line's 1-based number and its bounds: text[start:end] is the line
 // without its "\n". It stops early when fn returns false.
@@ -1588,7 +1604,9 @@ func (m *Matcher) lines(text []byte, fn func(n, start, end int) bool) {
 		switch {
 		case m.lit != nil:
 			if at = m.findLiteral(text, pos); at < 0 {
-				return
+				if at = m.lastLine(text, pos); at < 0 {
+					return
+				}
 			}
 			if !m.fits(text, at) {
 				pos = at + 1
@@ -1803,6 +1821,17 @@ func indexHighWords(text []byte, pos int) int {
 		}
 	}
 	return -1
+}
+
+// lastLine returns, with eolLit, where m.lit but its line break ends the
+// text, at or after pos, on a last line without a line break; or -1. (A
+// text ending in a line break does not end so: m.lit holds no other.)
+func (m *Matcher) lastLine(text []byte, pos int) int {
+	at := len(text) - (len(m.lit) - 1)
+	if !m.eolLit || at < pos || !bytes.Equal(text[at:], m.lit[:len(m.lit)-1]) {
+		return -1
+	}
+	return at
 }
 
 // findLiteral returns the offset of the first occurrence of m.lit at or

@@ -397,6 +397,12 @@ func TestLinesEqualsNaive(t *testing.T) {
 		{`\b[A-Z][ -~]+\.`, false, false},
 		{`^[A-Z]\w+\.`, false, false},
 		{`\B[A-Z]\w+\.`, false, false},
+		{`err$`, false, false}, // the literal and its line break
+		{` +$`, false, false},
+		{`;$`, false, false},
+		{`\bnil$`, false, false},
+		{`x\s*;$`, false, false},
+		{`e$`, false, false},
 	}
 	texts := map[string][]byte{
 		"dates": []byte("2026-11-24 and 12-34-5678\n-1-2-3-\n1234-56-7 1999-01-0x 2000-12-31\n" +
@@ -422,6 +428,8 @@ func TestLinesEqualsNaive(t *testing.T) {
 		"calls":           []byte("é.y()\n\xa9.y()\nè.y()\n" + "x.y()\nxy()\n.y()\nab.cd()\n(a).b\n(ab).\n().c\n1-ab)cd\n1-ab)c\n-ab)cd\nx- (\nx-(\n y.z(\nyz.w(\n"),
 		"camel-end":       []byte("xyz\nfoo Bar\nend aB"),
 		"heads":           []byte("Foo.bar\nF.x\nFo.x\nxFoo.\n_Foo.\n9Foo.\néFoo.\n\xffFoo.\nfoo.\nFOO.\n(Ab).\nab.Cd\nab.cD\nab.c9\nab.c_\n.a\n.ab\nA.b.c\nx.Ab. Cd.\n"),
+		"ends":            []byte("a;\nb ;\nc; \n;\n  \n \nnil\nxnil\n x  ;\nx;\nerr\r\nerr \nthe err\nnil"),
+		"end space":       []byte("x;\ny \nz "),
 		"numbers":         []byte("12 x12 12x _12 1_2 (42) 3.14 0x1F 1e9\n7\n a 7b\n99\n\xff12\xff\né12\n12.\n  \n x  y \n"),
 		"camel-calls": []byte("isWordChar(x)\nx.isWordChar(\nIsWordChar(\n_isWord(\n9isWord(\nisWord (\naB(\nab(\n(aB(\néaB(\n\xffaB(\nabCDe_f9(\nabC\nfoo  X(\nfoo X(\n" +
 			"\tnewFooBar()\n_A(\n_aB(\nreturn fooBar(a, bazQux(b))\nx_fooBar(\nfooBar\n  foo\n \tfoo\n\tx foo\n12ab\n12 ab\naBc)\naB)"),
