@@ -52,9 +52,9 @@ type probed struct {
 //
 // New starts no process. Whether bubblewrap can build its sandbox is
 // checked once, by running true in it, at the first call of Start, Ready,
-// Isolation, Fallback or Describe (Known never runs it). Under IsolationAuto the runner then
-// uses bwrap where that works and none where it does not; Isolation and
-// Fallback say which and why. Under IsolationBwrap, New already fails
+// Isolation, Fallback or Describe (Known never runs it). Under
+// IsolationAuto the runner then uses bwrap where that works and none where
+// it does not; Isolation and Fallback say which and why. Under IsolationBwrap, New already fails
 // when bwrap is not on PATH; a bwrap that is there but cannot build the
 // sandbox makes Ready and every Start fail with ErrUnavailable, without
 // running the command.

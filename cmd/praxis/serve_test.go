@@ -148,6 +148,39 @@ func TestServeStdioWithNoConfiguration(t *testing.T) {
 	}
 }
 
+// TestServeHTTPStartLineProbes: over HTTP the start line names the mode
+// actually running, so bwrap is probed at start, with no command: a bwrap
+// that cannot build the sandbox shows in the line as the fallback, with
+// its reason.
+func TestServeHTTPStartLineProbes(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir, bin := t.TempDir(), t.TempDir()
+	ran := filepath.Join(bin, "ran")
+	fake := "#!/bin/sh\necho run >> " + ran + "\necho 'bwrap: no namespaces here' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := startEnv(t, dir, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, "serve", "--http=127.0.0.1:0", "--workspace", dir)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.stderr.String(), `msg="praxis serve"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start line:\n%s", p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if want := `sandbox="isolation none (policy auto), network on; bwrap unavailable: `; !strings.Contains(p.stderr.String(), want) ||
+		!strings.Contains(p.stderr.String(), "bwrap: no namespaces here") {
+		t.Errorf("the start line does not name the fallback and its reason:\n%s", p.stderr.String())
+	}
+	if b, _ := os.ReadFile(ran); strings.Count(string(b), "run") != 1 {
+		t.Errorf("bwrap ran %d times at start, want 1", strings.Count(string(b), "run"))
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(5 * time.Second)
+}
+
 // TestServeProbesAtFirstCommand: an idle server on stdio starts no
 // process. Under isolation auto, bwrap is first run for the first bash
 // command; a bwrap that cannot build the sandbox then makes commands run
