@@ -33,7 +33,7 @@ type Matcher struct {
 	// With eolLit, lit ends in the line break the end of the line ($)
 	// stands for in every match but one on a last line without one.
 	eolLit bool
-	pure   bool // the pattern is lit itself: every line holding lit matches
+	pure   bool // a hit of the prefilter that passes around is a match: no regexp runs
 	pivot  int  // offset in lit of its rarest byte, searched for first
 	// around checks the bytes next to a hit of lit before the regular
 	// expression runs on its line: every match holds lit with single bytes
